@@ -1,0 +1,41 @@
+/**
+ * The one error type of the product: a stable `code`, an internal message for logs, and a message fit
+ * for the person on the other side. Nothing else should reach a browser or a CLI's stderr.
+ */
+export type AppErrorCode =
+  | "INVALID_INPUT"
+  | "NOT_FOUND"
+  | "FORBIDDEN"
+  | "UNAUTHENTICATED"
+  | "ALREADY_DECIDED"
+  | "STALE_VERSION"
+  | "OVER_AUTHORITY"
+  | "SAME_APPROVER"
+  | "EXPIRED"
+  | "CLAIMED_BY_OTHER"
+  | "CONVERSATION_OWNED"
+  | "GATE_DENIED"
+  | "CONFLICT"
+  | "INTERNAL";
+
+export class AppError extends Error {
+  constructor(
+    readonly code: AppErrorCode,
+    readonly userMessage: string,
+    readonly details?: Record<string, unknown>,
+    internalMessage?: string,
+  ) {
+    super(internalMessage ?? userMessage);
+    this.name = "AppError";
+  }
+
+  toJSON() {
+    return { code: this.code, message: this.userMessage, ...(this.details ? { details: this.details } : {}) };
+  }
+}
+
+/** Maps anything thrown to something safe to show: AppErrors keep their code, the rest become INTERNAL. */
+export function toPublicError(err: unknown): { code: AppErrorCode; message: string; details?: Record<string, unknown> } {
+  if (err instanceof AppError) return err.toJSON();
+  return { code: "INTERNAL", message: "Something went wrong on our side. Nothing was changed by this request." };
+}

@@ -1,0 +1,135 @@
+import type { PrismaTx } from "@/lib/db/prisma-types";
+import { AppError } from "@/lib/errors";
+import type { RuntimeDeps } from "@/lib/runtime/deps";
+import { advanceConversationFrom } from "@/lib/runtime/advance";
+import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
+import { decideHandoff } from "@/lib/handoffs/decide";
+import { loadPolicy } from "@/lib/runtime/policy";
+import { buildModelMessages } from "@/lib/runtime/transcript";
+import { presentHandoff } from "./present";
+
+/** The operator surface (CLI, API): thin functions over the runtime, each returning plain JSON-able data. */
+
+export async function tenantBySlug(db: PrismaTx, slug: string) {
+  const tenant = await db.tenant.findUnique({ where: { slug } });
+  if (!tenant) throw new AppError("NOT_FOUND", `No shop called ${slug}.`);
+  return tenant;
+}
+
+async function staffNames(db: PrismaTx, tenantId: string) {
+  const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
+  return new Map(staff.map((s) => [s.id, s.name]));
+}
+
+export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { status?: string; kind?: string } = {}) {
+  const statuses = ["PENDING", "APPROVED", "DENIED", "EDITED", "EXPIRED", "RESOLVED", "CANCELLED"];
+  if (filter.status && !statuses.includes(filter.status.toUpperCase())) throw new AppError("INVALID_INPUT", `Unknown status ${filter.status}.`);
+  if (filter.kind && !["APPROVAL", "ESCALATION"].includes(filter.kind.toUpperCase())) throw new AppError("INVALID_INPUT", `Unknown kind ${filter.kind}.`);
+  const rows = await db.handoff.findMany({
+    where: { tenantId, ...(filter.status ? { status: filter.status.toUpperCase() as never } : {}), ...(filter.kind ? { kind: filter.kind.toUpperCase() as never } : {}) },
+    include: { approvals: true },
+    orderBy: { createdAt: "asc" },
+  });
+  const names = await staffNames(db, tenantId);
+  return rows.map((h) => presentHandoff(h, names));
+}
+
+/** New customer-visible messages since a seq: agent replies, notices, a person's replies. */
+export async function repliesSince(db: PrismaTx, conversationId: string, afterSeq: number) {
+  const rows = await db.message.findMany({ where: { conversationId, seq: { gt: afterSeq }, shownToCustomer: true, author: { not: "CUSTOMER" } }, orderBy: { seq: "asc" } });
+  return rows.map((m) => ({ seq: m.seq, author: m.author, text: m.displayText ?? "" }));
+}
+
+export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId?: string; customerEmail?: string; text: unknown }) {
+  const tenant = await tenantBySlug(deps.db, a.tenant);
+  let conversationId = a.conversationId;
+  let token: string | undefined;
+  if (conversationId) {
+    const found = await deps.db.conversation.findFirst({ where: { id: conversationId, tenantId: tenant.id } });
+    if (!found) throw new AppError("NOT_FOUND", "This conversation was not found.");
+  } else {
+    let customerId: string | null = null;
+    if (a.customerEmail) {
+      const customer = await deps.db.customer.findUnique({ where: { tenantId_email: { tenantId: tenant.id, email: a.customerEmail.toLowerCase() } } });
+      if (!customer) throw new AppError("NOT_FOUND", `No customer ${a.customerEmail} in ${tenant.slug}.`);
+      customerId = customer.id;
+    }
+    const policy = await loadPolicy(deps.db, tenant.id);
+    const opened = await openConversation(deps.db, { tenantId: tenant.id, customerId, verificationTtlMinutes: policy.rules.verificationTtlMinutes });
+    conversationId = opened.conversation.id;
+    token = opened.token;
+  }
+  const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).messageCount;
+  const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model });
+  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId);
+  const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
+  const runId = intake.kind === "to_person" ? null : intake.runId;
+  const run = runId ? await deps.db.run.findUnique({ where: { id: runId } }) : null;
+  const handoffs = (await listHandoffs(deps.db, tenant.id)).filter((h) => h.conversationId === conversationId && h.status === "PENDING");
+  return {
+    conversationId,
+    ...(token ? { token } : {}),
+    runId,
+    phase: run?.phase ?? null,
+    queued: intake.kind === "queued",
+    conversationStatus: conversation.status,
+    replies: await repliesSince(deps.db, conversationId, before),
+    handoffs,
+  };
+}
+
+export async function decide(deps: RuntimeDeps, a: { handoffId: string; staffEmail: string; decision: string; input?: unknown; reason?: string; version?: number }) {
+  const staff = await deps.db.staffUser.findUnique({ where: { email: a.staffEmail.toLowerCase() } });
+  if (!staff) throw new AppError("FORBIDDEN", `No staff member ${a.staffEmail}.`);
+  const existing = await deps.db.handoff.findFirst({ where: { id: a.handoffId, tenantId: staff.tenantId } });
+  if (!existing) throw new AppError("NOT_FOUND", "This handoff was not found.");
+  const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: existing.conversationId } })).messageCount;
+  const outcome = await decideHandoff(deps.db, { tenantId: staff.tenantId, staffId: staff.id }, {
+    handoffId: a.handoffId,
+    decision: a.decision,
+    version: a.version,
+    reason: a.reason,
+    editedInput: a.input,
+  });
+  if (outcome.kind !== "awaiting_second_approval") await advanceConversationFrom(deps, outcome.runId);
+  const h = await deps.db.handoff.findUniqueOrThrow({ where: { id: a.handoffId }, include: { approvals: true } });
+  const run = h.runId ? await deps.db.run.findUnique({ where: { id: h.runId } }) : null;
+  return {
+    outcome: outcome.kind,
+    handoff: presentHandoff(h, await staffNames(deps.db, staff.tenantId)),
+    phase: run?.phase ?? null,
+    replies: await repliesSince(deps.db, h.conversationId, before),
+  };
+}
+
+/** A run as the model saw it: the messages array of its last request, and everything recorded around it. */
+export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) {
+  const run = await db.run.findFirst({ where: { id: runId, ...(tenantId ? { tenantId } : {}) } });
+  if (!run) throw new AppError("NOT_FOUND", "This run was not found.");
+  const [modelCalls, toolCalls, gateDecisions, effects, handoffs, rows] = await Promise.all([
+    db.modelCall.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+    db.toolCall.findMany({ where: { runId }, orderBy: [{ messageSeq: "asc" }, { position: "asc" }] }),
+    db.gateDecision.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+    db.effectLedger.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+    db.handoff.findMany({ where: { runId }, include: { approvals: true } }),
+    db.message.findMany({ where: { conversationId: run.conversationId, inTranscript: true }, orderBy: { seq: "asc" }, select: { seq: true, role: true, content: true, runId: true, author: true } }),
+  ]);
+  const lastSeq = modelCalls.length ? Math.max(...modelCalls.map((m) => m.throughSeq)) : rows[rows.length - 1]?.seq ?? 0;
+  const names = await staffNames(db, run.tenantId);
+  return {
+    run,
+    messages: buildModelMessages(rows.filter((r) => r.seq <= lastSeq)),
+    transcript: rows,
+    modelCalls,
+    toolCalls,
+    gateDecisions,
+    effects,
+    handoffs: handoffs.map((h) => presentHandoff(h, names)),
+  };
+}
+
+export async function listEffects(db: PrismaTx, tenantSlug: string) {
+  const tenant = await tenantBySlug(db, tenantSlug);
+  const effects = await db.effectLedger.findMany({ where: { tenantId: tenant.id }, orderBy: { createdAt: "asc" } });
+  return effects;
+}

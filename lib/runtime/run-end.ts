@@ -1,0 +1,83 @@
+import type { PrismaTx } from "@/lib/db/prisma-types";
+import type { Policy } from "@/lib/policy/policy";
+import { promptVersion } from "@/lib/agent/prompt";
+import { toolsVersion } from "@/lib/tools/registry";
+import { openEscalation } from "@/lib/handoffs/escalation";
+import { publishEvent } from "@/lib/events";
+import { appendMessage, type ContentBlock } from "./transcript";
+import type { RunRef } from "./tool-gating";
+
+
+/**
+ * Creates a run for a conversation and makes it the conversation's one active run. The conditional update
+ * is the lock: if another run is active, this returns null and the caller queues the customer's text instead.
+ */
+export async function startRun(tx: PrismaTx, a: { tenantId: string; conversationId: string; policy: Policy; model: string }) {
+  const b = a.policy.rules.budgets;
+  const run = await tx.run.create({
+    data: {
+      tenantId: a.tenantId,
+      conversationId: a.conversationId,
+      maxTurns: b.maxTurns,
+      tokenBudget: b.tokenBudget,
+      policyVersion: a.policy.version,
+      promptVersion,
+      toolsVersion,
+      model: a.model,
+    },
+  });
+  const locked = await tx.conversation.updateMany({ where: { id: a.conversationId, activeRunId: null }, data: { activeRunId: run.id } });
+  if (locked.count !== 1) throw new Error("conversation already has an active run");
+  await publishEvent(tx, { tenantId: a.tenantId, conversationId: a.conversationId, type: "run.started", data: { runId: run.id } });
+  return run;
+}
+
+/**
+ * Ends a run (COMPLETED, ESCALATED or DEAD_LETTER): releases its lease and the conversation. If the customer
+ * wrote while it was busy, their text starts the next run at once, so nothing they said is lost.
+ * Returns the follow-up run's id, if any.
+ */
+export async function finishRun(tx: PrismaTx, run: RunRef, phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER", outcome: string, model: string, policy: Policy): Promise<string | null> {
+  await tx.run.update({ where: { id: run.id }, data: { phase, outcome, endedAt: new Date(), leaseOwner: null, leaseExpiresAt: null, nextAttemptAt: null } });
+  await tx.conversation.updateMany({ where: { id: run.conversationId, activeRunId: run.id }, data: { activeRunId: null } });
+  await publishEvent(tx, { tenantId: run.tenantId, conversationId: run.conversationId, type: "run.phase", data: { runId: run.id, phase } });
+
+  const queued = await tx.message.findMany({ where: { conversationId: run.conversationId, pendingDelivery: true }, orderBy: { seq: "asc" } });
+  if (!queued.length) return null;
+  const conversation = await tx.conversation.findUniqueOrThrow({ where: { id: run.conversationId } });
+  const content: ContentBlock[] = queued.map((q) => ({ type: "text", text: q.displayText ?? "" }));
+  // A person owns the conversation: the text joins the transcript for later, but no run answers it.
+  const next = conversation.status === "human" ? null : await startRun(tx, { tenantId: run.tenantId, conversationId: run.conversationId, policy, model });
+  await tx.message.updateMany({ where: { id: { in: queued.map((q) => q.id) } }, data: { pendingDelivery: false, runId: next?.id ?? run.id } });
+  await appendMessage(tx, { tenantId: run.tenantId, conversationId: run.conversationId, runId: next?.id ?? run.id, role: "user", author: "HARNESS", content });
+  return next?.id ?? null;
+}
+
+/** A message from the support system to the customer (not part of what the model sees). */
+export async function noticeToCustomer(tx: PrismaTx, run: RunRef, text: string) {
+  await appendMessage(tx, { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "assistant", author: "HARNESS", content: [{ type: "text", text }], inTranscript: false, shownToCustomer: true, displayText: text });
+}
+
+export const HONEST_HANDOFF_NOTICE = "I'm sorry — I couldn't finish this on my own. I've passed your conversation to our team with a summary, and a person will follow up here.";
+
+/**
+ * Degrades gracefully when the run cannot go on (budget, refusal, truncation, an unknown stop reason, a dead
+ * model): opens a self-contained escalation written by code, tells the customer honestly, ends the run.
+ */
+export async function escalateRun(
+  tx: PrismaTx,
+  run: RunRef,
+  a: { trigger: string; reason: string; rootCause: string; notice?: string; phase?: "ESCALATED" | "DEAD_LETTER"; model: string; policy: Policy },
+): Promise<string | null> {
+  await openEscalation(tx, {
+    tenantId: run.tenantId,
+    conversationId: run.conversationId,
+    runId: run.id,
+    trigger: a.trigger,
+    rootCause: a.rootCause,
+    recommendedAction: "Read the summary, take over the conversation and finish the customer's request.",
+    reason: a.reason,
+  });
+  await noticeToCustomer(tx, run, a.notice ?? HONEST_HANDOFF_NOTICE);
+  return finishRun(tx, run, a.phase ?? "ESCALATED", `${a.trigger}: ${a.reason}`, a.model, a.policy);
+}

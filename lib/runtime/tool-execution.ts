@@ -1,0 +1,102 @@
+import type { Json } from "@/lib/db/prisma-types";
+import { getTool } from "@/lib/tools/registry";
+import { ToolError, type ToolErrorBody } from "@/lib/tools/types";
+import { ProviderTransientError } from "@/lib/commerce/provider";
+import type { Policy } from "@/lib/policy/policy";
+import { formatCents } from "@/lib/money";
+import type { RuntimeDeps } from "./deps";
+import { assertLease } from "./lease";
+import { failpoint } from "./failpoints";
+import { backoffMs } from "./retry";
+import { afterToolHooks } from "./tool-hooks";
+
+type CallRow = Awaited<ReturnType<RuntimeDeps["db"]["toolCall"]["findFirstOrThrow"]>>;
+
+export interface ExecutionRun {
+  id: string;
+  tenantId: string;
+  conversationId: string;
+}
+
+/** Why an approved call may no longer run: the approver lost the authority between deciding and resuming. */
+async function approverStillAuthorised(deps: RuntimeDeps, call: CallRow): Promise<string | null> {
+  if (!call.decidedById) return null;
+  const staff = await deps.db.staffUser.findFirst({ where: { id: call.decidedById, tenantId: call.tenantId } });
+  const review = call.review as { amount_cents?: number } | null;
+  const amount = review?.amount_cents;
+  if (!staff) return "The approving reviewer no longer has access to this shop.";
+  if (amount !== undefined && staff.authorityLimitCents !== null && amount > staff.authorityLimitCents) {
+    return `The approver's authority (${formatCents(staff.authorityLimitCents)}) no longer covers ${formatCents(amount)}.`;
+  }
+  return null;
+}
+
+/**
+ * Executes one approved call exactly once. The call is marked EXECUTING (attempt counted) before the effect;
+ * the side effect itself runs under the call's idempotency key, so if this worker dies after the effect and a
+ * second worker runs the call again, the provider returns the recorded outcome instead of acting twice.
+ * Transient failures wait for a retry with backoff and the same key; exhausted retries fail the call.
+ */
+export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: CallRow, policy: Policy): Promise<void> {
+  const tool = getTool(call.name);
+  const started = Date.now();
+  await deps.db.$transaction(async (tx) => {
+    await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
+    await tx.toolCall.update({ where: { id: call.id }, data: { status: "EXECUTING", attempts: { increment: 1 } } });
+  });
+  const attempt = call.attempts + 1;
+
+  let body: Record<string, unknown>;
+  let isError = false;
+  let retryAt: Date | null = null;
+  const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: run.conversationId } });
+  const revoked = await approverStillAuthorised(deps, call);
+  try {
+    if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
+    if (revoked) throw new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
+    failpoint("before-effect");
+    const ctx = {
+      tenantId: run.tenantId,
+      conversationId: run.conversationId,
+      runId: run.id,
+      toolCallId: call.id,
+      idempotencyKey: call.idempotencyKey ?? call.id,
+      // Verification was checked by the gate when the call was proposed; a person's approval binds that check.
+      verifiedCustomerId: conversation.verifiedCustomerId,
+    };
+    const input = (call.effectiveInput ?? call.input) as Record<string, unknown>;
+    body = tool.sideEffect
+      ? await tool.execute(input, { ...ctx, db: deps.db })
+      : await deps.db.$transaction((tx) => tool.execute(input, { ...ctx, db: tx }));
+    failpoint("after-effect");
+  } catch (err) {
+    isError = true;
+    let failure: ToolErrorBody;
+    if (err instanceof ToolError) failure = err.toBody();
+    else if (err instanceof ProviderTransientError) failure = { error_category: "transient", is_retryable: true, message: err.message };
+    else {
+      console.error(`[tool] ${call.name} crashed`, err);
+      failure = { error_category: "system", is_retryable: false, message: `${call.name} failed unexpectedly; nothing is known to have happened. Do not claim success.` };
+    }
+    if (failure.is_retryable && failure.error_category === "transient") {
+      if (attempt < policy.rules.budgets.maxToolAttempts) {
+        retryAt = new Date(Date.now() + backoffMs(attempt));
+      } else {
+        failure = { ...failure, is_retryable: false, message: `${failure.message}. Gave up after ${attempt} attempts; nothing was done. Escalate to a person.`, exhausted: true };
+      }
+    }
+    body = failure;
+  }
+
+  if (call.review) body = { ...body, review: call.review };
+  await deps.db.$transaction(async (tx) => {
+    await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
+    if (retryAt) {
+      await tx.toolCall.update({ where: { id: call.id }, data: { status: "RETRY_WAIT", nextAttemptAt: retryAt, result: body as Json, isError: true } });
+      return;
+    }
+    const result = isError ? body : await afterToolHooks(tx, { run, call, result: body, policy });
+    await tx.toolCall.update({ where: { id: call.id }, data: { status: isError ? "FAILED" : "SUCCEEDED", result: result as Json, isError, nextAttemptAt: null } });
+    await tx.run.update({ where: { id: run.id }, data: { activeMs: { increment: Date.now() - started } } });
+  });
+}

@@ -1,0 +1,109 @@
+import type { PrismaTx, Json } from "@/lib/db/prisma-types";
+import { getTool } from "@/lib/tools/registry";
+import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
+import { evaluateGates, type GateEvaluation } from "@/lib/gates/evaluate";
+import type { Policy } from "@/lib/policy/policy";
+import { openEscalation } from "@/lib/handoffs/escalation";
+import { openApproval } from "@/lib/handoffs/approval";
+import { canonicalJson, idempotencyKey } from "./idempotency";
+
+export interface ToolUse {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface RunRef {
+  id: string;
+  tenantId: string;
+  conversationId: string;
+}
+
+export interface GateContext {
+  run: RunRef;
+  policy: Policy;
+  conversation: { verifiedCustomerId: string | null; verificationExpiresAt: Date | null };
+  previousCall: { name: string; canonicalInput: string } | null;
+  now: Date;
+}
+
+function errorResult(category: ToolErrorBody["error_category"], message: string, retryable: boolean, extra: Record<string, unknown> = {}): ToolErrorBody {
+  return { error_category: category, is_retryable: retryable, message, ...extra };
+}
+
+/**
+ * Validates a proposed tool_use and runs every gate on it, then records the call, each gate's decision with the
+ * policy version, and what follows in ONE transaction: allow → APPROVED (to run); ask → PARKED with an approval
+ * handoff; deny → DENIED with a structured error result (and, above the refund ceiling, an escalation opened by
+ * code); defer → DEFERRED. Returns the recorded call.
+ */
+export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, position: number, messageSeq: number) {
+  const tool = getTool(use.name);
+  const base = { tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, name: use.name, input: (use.input ?? {}) as Json, position, messageSeq };
+
+  // Input that does not match the schema never reaches a gate or a tool: the model gets the validation errors.
+  const parsed = tool ? tool.inputSchema.safeParse(use.input) : null;
+  if (tool && parsed && !parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
+    const call = await db.toolCall.create({
+      data: { ...base, status: "DENIED", gateDecision: "deny", gateReason: `invalid input: ${issues}`, isError: true, result: errorResult("business_rule", `Invalid arguments for ${use.name}: ${issues}. Fix them and call again.`, true) as unknown as Json },
+    });
+    await db.gateDecision.create({ data: { tenantId: ctx.run.tenantId, runId: ctx.run.id, toolCallId: call.id, toolUseId: use.id, gate: "input_schema", decision: "deny", reason: issues, policyVersion: ctx.policy.version } });
+    return call;
+  }
+
+  const input = (parsed?.success ? parsed.data : use.input ?? {}) as Record<string, unknown>;
+  let facts: CallFacts = { summary: use.name };
+  try {
+    if (tool) facts = await tool.facts(input, { db, tenantId: ctx.run.tenantId });
+  } catch (err) {
+    console.error(`[gates] facts for ${use.name} failed`, err);
+  }
+  const canonicalInput = canonicalJson(input);
+  const evaluation: GateEvaluation = evaluateGates({
+    toolName: use.name,
+    input,
+    canonicalInput,
+    facts,
+    isKnownTool: !!tool,
+    accountAction: tool?.accountAction ?? true,
+    sideEffect: tool?.sideEffect ?? true,
+    state: { verifiedCustomerId: ctx.conversation.verifiedCustomerId, verificationExpiresAt: ctx.conversation.verificationExpiresAt, now: ctx.now, previousCall: ctx.previousCall },
+    policy: ctx.policy,
+  });
+  const { verdict } = evaluation;
+  const key = tool?.sideEffect ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, toolName: use.name, input }) : null;
+
+  const status = verdict.decision === "allow" ? "APPROVED" : verdict.decision === "ask" ? "PARKED" : verdict.decision === "defer" ? "DEFERRED" : "DENIED";
+  const call = await db.toolCall.create({
+    data: { ...base, effectiveInput: input as Json, status, gateDecision: verdict.decision, gateReason: `${verdict.gate}: ${verdict.reason}`, idempotencyKey: key },
+  });
+  await db.gateDecision.createMany({
+    data: evaluation.records.map((r) => ({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolCallId: call.id, toolUseId: use.id, gate: r.gate, decision: r.decision, reason: r.reason, policyVersion: ctx.policy.version })),
+  });
+
+  if (verdict.decision === "deny") {
+    let extra: Record<string, unknown> = { gate: verdict.gate };
+    if (verdict.escalate) {
+      // A deny that must not be retried around starts the escalation itself, not only tells the model to.
+      const handoff = await openEscalation(db, {
+        tenantId: ctx.run.tenantId,
+        conversationId: ctx.run.conversationId,
+        runId: ctx.run.id,
+        trigger: "policy_ceiling",
+        rootCause: verdict.reason,
+        recommendedAction: `Review the request (${facts.summary}) and decide on an exception or an alternative with the customer.`,
+        reason: `Above the policy ceiling: ${facts.summary}.`,
+        orderNumber: facts.orderNumber ?? null,
+        amountCents: facts.amountCents ?? null,
+      });
+      extra = { ...extra, escalated: true, handoff_id: handoff.id };
+    }
+    const body = errorResult(verdict.errorCategory ?? "permission", verdict.reason, !verdict.escalate && (verdict.retryable ?? false), extra);
+    return db.toolCall.update({ where: { id: call.id }, data: { isError: true, result: body as unknown as Json } });
+  }
+  if (verdict.decision === "ask") {
+    await openApproval(db, { run: ctx.run, call, facts, verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });
+  }
+  return call;
+}

@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { defineTool, ToolError } from "./types";
+import { orderFacts, requireOwnedOrder } from "./order-helpers";
+import { performEffect } from "@/lib/commerce/provider";
+import { formatCents } from "@/lib/money";
+
+export const cancelOrderInputSchema = z.object({
+  order_number: z.string().min(1).max(40).describe("The order to cancel (only orders still processing)"),
+  reason: z.string().min(1).max(500).describe("Why the customer wants to cancel"),
+});
+
+export const cancelOrder = defineTool({
+  name: "cancel_order",
+  description:
+    "Cancel an order that is still processing and refund it in full. Destructive: every cancellation waits for a person's confirmation; the result tells you what was decided.",
+  inputSchema: cancelOrderInputSchema,
+  sideEffect: true,
+  accountAction: true,
+  async facts(input, ctx) {
+    const facts = await orderFacts(ctx.db, ctx.tenantId, input.order_number, `Cancel ${input.order_number.toUpperCase()}`);
+    return { ...facts, amountCents: facts.orderTotalCents, summary: `Cancel ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
+  },
+  async execute(input, ctx) {
+    const { outcome, replayed } = await performEffect(
+      ctx.db,
+      { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation: "cancel_order", request: input, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
+      async (tx) => {
+        const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+        if (order.status !== "processing") {
+          throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
+        }
+        const refundCents = order.totalCents - order.refundedCents;
+        await tx.order.update({ where: { id: order.id }, data: { status: "cancelled", refundedCents: order.totalCents } });
+        if (refundCents > 0) {
+          await tx.refund.create({ data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: refundCents, reason: `cancellation: ${input.reason}`, idempotencyKey: ctx.idempotencyKey } });
+        }
+        return { status: "cancelled", order_number: order.number, refunded_cents: refundCents, refunded: formatCents(refundCents) };
+      },
+    );
+    return { ...outcome, ...(replayed ? { replayed: true } : {}) };
+  },
+});

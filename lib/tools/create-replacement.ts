@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { defineTool, ToolError } from "./types";
+import { orderFacts, requireOwnedOrder } from "./order-helpers";
+import { performEffect } from "@/lib/commerce/provider";
+import { formatCents } from "@/lib/money";
+
+export const createReplacementInputSchema = z.object({
+  order_number: z.string().min(1).max(40).describe("The delivered order to replace"),
+  reason: z.string().min(1).max(500).describe("What was wrong (damaged, wrong item, …)"),
+});
+
+export const createReplacement = defineTool({
+  name: "create_replacement",
+  description:
+    "Ship a free replacement of a delivered or lost order. Replacements above the shop's automatic limit wait for a person's approval.",
+  inputSchema: createReplacementInputSchema,
+  sideEffect: true,
+  accountAction: true,
+  async facts(input, ctx) {
+    const facts = await orderFacts(ctx.db, ctx.tenantId, input.order_number, `Replace ${input.order_number.toUpperCase()}`);
+    return { ...facts, amountCents: facts.orderTotalCents, summary: `Replace ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
+  },
+  async execute(input, ctx) {
+    const { outcome, replayed } = await performEffect(
+      ctx.db,
+      { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation: "create_replacement", request: input, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
+      async (tx) => {
+        const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+        if (order.status !== "delivered" && order.status !== "lost") {
+          throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
+        }
+        const tracking = `1ZR${ctx.idempotencyKey.slice(0, 12).toUpperCase()}`;
+        await tx.shipment.create({ data: { orderId: order.id, carrier: "UPS", tracking, status: "label_created", kind: "replacement" } });
+        return { status: "replacement_created", order_number: order.number, value: formatCents(order.totalCents), tracking };
+      },
+    );
+    return { ...outcome, ...(replayed ? { replayed: true } : {}) };
+  },
+});
