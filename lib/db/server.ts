@@ -96,6 +96,22 @@ export function embeddedUrl(port: number, db: string = APP_DATABASE): string {
  */
 export async function ensureDatabaseUrl(): Promise<string> {
   const fromEnv = process.env.DATABASE_URL;
+  const dedicated = dedicatedDatabaseName();
+  if (fromEnv && dedicated) {
+    // SUPPORT_DB_NAME: a dedicated database (e.g. end-to-end runs) beside DATABASE_URL's, on the same server.
+    state.url ??= (async () => {
+      const url = new URL(fromEnv);
+      const admin = new URL(fromEnv);
+      admin.pathname = "/postgres";
+      await createDatabaseIfMissing(admin.toString(), dedicated);
+      url.pathname = `/${dedicated}`;
+      return url.toString();
+    })().catch((err: unknown) => {
+      state.url = undefined;
+      throw err;
+    });
+    return state.url;
+  }
   if (fromEnv) return fromEnv;
   state.url ??= resolveEmbedded().catch((err: unknown) => {
     state.url = undefined; // let a later call retry
@@ -172,8 +188,17 @@ async function resolveEmbedded(): Promise<string> {
     return started.port;
   });
   state.usedEmbedded = true;
-  await ensureAppDatabase(port);
-  return embeddedUrl(port);
+  const db = dedicatedDatabaseName() ?? APP_DATABASE;
+  await createDatabaseIfMissing(embeddedUrl(port, "postgres"), db);
+  return embeddedUrl(port, db);
+}
+
+/** SUPPORT_DB_NAME names a dedicated database to use instead of the default one (validated: a plain identifier). */
+function dedicatedDatabaseName(): string | null {
+  const name = process.env.SUPPORT_DB_NAME;
+  if (!name) return null;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`SUPPORT_DB_NAME must be a plain lower-case identifier, got ${name}`);
+  return name;
 }
 
 /** Records this process as a user, adopting ownership when the recorded owner is dead. */
@@ -186,14 +211,14 @@ function register(p: Paths, rec: EmbeddedRecord): void {
   }
 }
 
-async function ensureAppDatabase(port: number): Promise<void> {
-  const client = new pg.Client({ connectionString: embeddedUrl(port, "postgres") });
+async function createDatabaseIfMissing(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [APP_DATABASE]);
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
     if (!rowCount) {
       try {
-        await client.query(`CREATE DATABASE "${APP_DATABASE}"`);
+        await client.query(`CREATE DATABASE "${name}"`);
       } catch (err) {
         // created concurrently: 42P04, or 23505 when both passed the catalog check at once
         const code = (err as { code?: string }).code;

@@ -1,0 +1,195 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../runtime-harness";
+import { AppError } from "@/lib/errors";
+import { expireDueApprovals } from "@/lib/handoffs/decide";
+import { runWorkerOnce } from "@/lib/runtime/worker";
+
+let h: Harness;
+beforeEach(async () => { h = await createHarness(); });
+afterEach(async () => { await h.close(); });
+
+const REFUND_A1002 = "Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.";
+
+async function parkRefund() {
+  const out = await h.say(REFUND_A1002);
+  expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+  expect(out.handoffs).toHaveLength(1);
+  return { out, handoff: out.handoffs[0]! };
+}
+
+async function refusal(p: Promise<unknown>): Promise<AppError> {
+  const err = await p.then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
+
+describe("parking at an approval", () => {
+  it("parks a $250 refund with a self-contained handoff, runs nothing, and tells the customer honestly", async () => {
+    const { out, handoff } = await parkRefund();
+    expect(handoff).toMatchObject({
+      kind: "APPROVAL", status: "PENDING", version: 1, toolName: "refund_order", amountCents: 25000, amount: "$250.00",
+      proposedInput: { order_number: "A-1002", amount_cents: 25000 },
+      customer: { email: "dana@example.com", name: "Dana Reyes" },
+      rule: { gate: "refund_policy", policyVersion: 1 },
+      requiredApprovals: 1,
+    });
+    expect(handoff.summary).toContain("A-1002");
+    expect(handoff.rootCause).toMatch(/approval/);
+    expect(handoff.recommendedAction).toMatch(/Refund \$250\.00 on A-1002/);
+    expect(handoff.tried.join("\n")).toMatch(/lookup_order/);
+    expect(out.replies.map((r) => r.text).join(" ")).toMatch(/\$250\.00 refund for A-1002 is with our team/);
+    expect(out.replies.map((r) => r.text).join(" ")).not.toMatch(/refunded/i);
+    expect(await h.effects()).toHaveLength(0);
+    const run = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
+    expect(run.leaseOwner).toBeNull();
+    // What the next request needs is saved: the assistant message with the pending tool_use is the last one.
+    const detail = await h.runDetail(out.runId!);
+    const last = detail.transcript[detail.transcript.length - 1]!;
+    expect((last.content as Array<{ type: string }>).some((b) => b.type === "tool_use")).toBe(true);
+  });
+
+  it("approve runs THAT call once, the model explains it, and budgets are not reset", async () => {
+    const { out, handoff } = await parkRefund();
+    const before = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
+    const requestsBefore = h.script.requests.length;
+    const decided = await h.decide(handoff.id, "raj@acme.test", "approve", { version: 1 });
+    expect(decided.outcome).toBe("approved");
+    expect(decided.phase).toBe("COMPLETED");
+    expect(decided.replies.map((r) => r.text).join(" ")).toMatch(/approved.*\$250\.00/i);
+    const effects = await h.effects();
+    expect(effects).toHaveLength(1);
+    expect(effects[0]).toMatchObject({ toolName: "refund_order", outcome: expect.objectContaining({ amount_cents: 25000 }) });
+    const after = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
+    expect(after.turnsUsed).toBe(before.turnsUsed + 1); // one more model turn, counted on the same budget
+    expect(after.maxTurns).toBe(before.maxTurns);
+    // Approval did not ask the model to request the action again: the very next request carried the result.
+    const next = h.script.requests[requestsBefore]!;
+    const lastUser = next.messages[next.messages.length - 1]!;
+    expect(JSON.stringify(lastUser.content)).toContain('\\"decision\\":\\"approved\\"');
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } });
+    expect(order.refundedCents).toBe(25000);
+  });
+
+  it("a second approval of the same handoff is refused with ALREADY_DECIDED and no second effect", async () => {
+    const { handoff } = await parkRefund();
+    await h.decide(handoff.id, "raj@acme.test", "approve");
+    const err = await refusal(h.decide(handoff.id, "ada@acme.test", "approve"));
+    expect(err.code).toBe("ALREADY_DECIDED");
+    expect(err.userMessage).toMatch(/Raj/);
+    expect(await h.effects()).toHaveLength(1);
+  });
+
+  it("deny needs a reason, sends an is_error result the model explains, and executes nothing", async () => {
+    const { out, handoff } = await parkRefund();
+    expect((await refusal(h.decide(handoff.id, "raj@acme.test", "deny"))).code).toBe("INVALID_INPUT");
+    const decided = await h.decide(handoff.id, "raj@acme.test", "deny", { reason: "Photos show wear, not transit damage" });
+    expect(decided.outcome).toBe("denied");
+    expect(decided.replies.map((r) => r.text).join(" ")).toMatch(/Photos show wear/);
+    expect(await h.effects()).toHaveLength(0);
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    expect(call).toMatchObject({ status: "DENIED", isError: true });
+    expect(call.result).toMatchObject({ error_category: "permission", is_retryable: false, review: { decision: "denied" } });
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+
+  it("edit re-gates the new arguments, runs them under their own key, and the model is told what was done", async () => {
+    const { out, handoff } = await parkRefund();
+    const bad = await refusal(h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: "lots", reason: "x" } }));
+    expect(bad.code).toBe("INVALID_INPUT");
+    const over = await refusal(h.decide(handoff.id, "rita@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: 26000, reason: "x" } }));
+    expect(over.code).toBe("GATE_DENIED"); // more than refundable
+    const otherOrder = await refusal(h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1001", amount_cents: 1000, reason: "x" } }));
+    expect(otherOrder.code).toBe("INVALID_INPUT");
+    const decided = await h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: 15000, reason: "partial: one item damaged" }, version: 1 });
+    expect(decided.outcome).toBe("approved");
+    expect(decided.handoff.status).toBe("EDITED");
+    expect(decided.replies.map((r) => r.text).join(" ")).toMatch(/\$150\.00/);
+    const [effect] = await h.effects();
+    expect(effect!.outcome).toMatchObject({ amount_cents: 15000 });
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    expect(call.input).toMatchObject({ amount_cents: 25000 }); // the model's call is kept as proposed
+    expect(call.effectiveInput).toMatchObject({ amount_cents: 15000 });
+    expect(call.result).toMatchObject({ review: { decision: "edited", original_input: { amount_cents: 25000 }, executed_input: { amount_cents: 15000 } } });
+    const gateRows = await h.db.gateDecision.findMany({ where: { toolCallId: call.id, actor: h.staff.raj.id } });
+    expect(gateRows.length).toBeGreaterThan(0);
+  });
+
+  it("an expired approval resolves as its own outcome, not a denial", async () => {
+    const { out, handoff } = await parkRefund();
+    await h.db.handoff.update({ where: { id: handoff.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const late = await refusal(h.decide(handoff.id, "raj@acme.test", "approve"));
+    expect(late.code).toBe("EXPIRED");
+    await runWorkerOnce(h.deps);
+    const run = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
+    expect(run.phase).toBe("COMPLETED");
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    expect(call.status).toBe("EXPIRED");
+    expect(call.result).toMatchObject({ review: { decision: "expired" } });
+    expect(JSON.stringify(call.result)).not.toMatch(/denied/i);
+    const replies = await h.db.message.findMany({ where: { conversationId: out.conversationId, author: "AGENT", shownToCustomer: true } });
+    expect(replies.map((r) => r.displayText).join(" ")).toMatch(/expired/i);
+    expect(await h.effects()).toHaveLength(0);
+  });
+
+  it("the worker expires due approvals on its own", async () => {
+    const { handoff } = await parkRefund();
+    await h.db.handoff.update({ where: { id: handoff.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(await expireDueApprovals(h.db)).toHaveLength(1);
+    expect((await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } })).status).toBe("EXPIRED");
+  });
+});
+
+describe("who may decide", () => {
+  it("refuses a reviewer over their authority, and another tenant's reviewer sees not found", async () => {
+    const out = await h.say("I'm dana@example.com, order A-1004. I want my money back for A-1004, please refund it.");
+    const handoff = out.handoffs[0]!;
+    expect(handoff.amountCents).toBe(46000);
+    expect(handoff.requiredApprovals).toBe(2);
+    expect((await refusal(h.decide(handoff.id, "rita@acme.test", "approve"))).code).toBe("OVER_AUTHORITY");
+    expect((await refusal(h.decide(handoff.id, "gus@globex.test", "approve"))).code).toBe("NOT_FOUND");
+    expect((await refusal(h.decide(handoff.id, "nobody@acme.test", "approve"))).code).toBe("FORBIDDEN");
+    expect((await refusal(h.decide("does-not-exist", "raj@acme.test", "approve"))).code).toBe("NOT_FOUND");
+    expect((await refusal(h.decide(handoff.id, "raj@acme.test", "maybe"))).code).toBe("INVALID_INPUT");
+    expect(await h.effects()).toHaveLength(0);
+    const unchanged = await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } });
+    expect(unchanged).toMatchObject({ status: "PENDING", version: 1 });
+  });
+
+  it("four eyes: two distinct approvers, the same person cannot be both, a stale version is refused", async () => {
+    const out = await h.say("I'm dana@example.com, order A-1004. Please refund A-1004, it's not what I ordered.");
+    const handoff = out.handoffs[0]!;
+    const first = await h.decide(handoff.id, "raj@acme.test", "approve", { version: 1 });
+    expect(first.outcome).toBe("awaiting_second_approval");
+    expect(first.handoff).toMatchObject({ status: "PENDING", version: 2 });
+    expect(await h.effects()).toHaveLength(0);
+    expect((await refusal(h.decide(handoff.id, "raj@acme.test", "approve", { version: 2 }))).code).toBe("SAME_APPROVER");
+    expect((await refusal(h.decide(handoff.id, "ada@acme.test", "approve", { version: 1 }))).code).toBe("STALE_VERSION");
+    const second = await h.decide(handoff.id, "ada@acme.test", "approve", { version: 2 });
+    expect(second.outcome).toBe("approved");
+    expect(second.phase).toBe("COMPLETED");
+    expect(await h.effects()).toHaveLength(1);
+    expect((await h.db.handoffApproval.findMany({ where: { handoffId: handoff.id } })).length).toBe(2);
+  });
+});
+
+describe("a customer who keeps writing while a call is parked", () => {
+  it("is answered honestly, the transcript stays valid, and the text reaches the model right after the results", async () => {
+    const { out, handoff } = await parkRefund();
+    const requests = h.script.requests.length;
+    const more = await h.say("Also, where is my order A-1001?", { conversationId: out.conversationId });
+    expect(more.queued).toBe(true);
+    expect(more.replies.map((r) => r.text).join(" ")).toMatch(/\$250\.00 refund for A-1002 is still with our team/);
+    // Nothing was sent to the model while parked: a request now would carry a tool_use without its result.
+    expect(h.script.requests.length).toBe(requests);
+    await h.decide(handoff.id, "raj@acme.test", "approve");
+    const resumed = h.script.requests[requests]!;
+    const lastUser = resumed.messages[resumed.messages.length - 1]!;
+    const blocks = lastUser.content as Array<{ type: string; text?: string }>;
+    expect(blocks[0]!.type).toBe("tool_result");
+    expect(blocks[blocks.length - 1]).toMatchObject({ type: "text", text: "Also, where is my order A-1001?" });
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+    const replies = await h.db.message.findMany({ where: { conversationId: out.conversationId, author: "AGENT", shownToCustomer: true } });
+    expect(replies.map((r) => r.displayText).join(" ")).toMatch(/A-1001/);
+  });
+});
