@@ -13,9 +13,12 @@ export const FAILPOINTS = [
 ] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 
-export function failpoint(name: Failpoint): void {
-  if (process.env.SUPPORT_FAILPOINT === name) {
-    process.stderr.write(`[failpoint] crashing at ${name}\n`);
+/** `SUPPORT_FAILPOINT=before-effect` crashes at the first such point; `before-effect:refund_order` only there for that tool. */
+export function failpoint(name: Failpoint, detail?: string): void {
+  const armed = process.env.SUPPORT_FAILPOINT;
+  if (!armed) return;
+  if (armed === name || (detail !== undefined && armed === `${name}:${detail}`)) {
+    process.stderr.write(`[failpoint] crashing at ${armed}\n`);
     process.exit(86);
   }
 }

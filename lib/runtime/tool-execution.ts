@@ -54,7 +54,7 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
   try {
     if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
     if (revoked) throw new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
-    failpoint("before-effect");
+    failpoint("before-effect", call.name);
     const ctx = {
       tenantId: run.tenantId,
       conversationId: run.conversationId,
@@ -68,7 +68,7 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
     body = tool.sideEffect
       ? await tool.execute(input, { ...ctx, db: deps.db })
       : await deps.db.$transaction((tx) => tool.execute(input, { ...ctx, db: tx }));
-    failpoint("after-effect");
+    failpoint("after-effect", call.name);
   } catch (err) {
     isError = true;
     let failure: ToolErrorBody;

@@ -1,0 +1,69 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../runtime-harness";
+import { AppError } from "@/lib/errors";
+import { decideHandoff } from "@/lib/handoffs/decide";
+import { advanceRun } from "@/lib/runtime/advance";
+import { performEffect } from "@/lib/commerce/provider";
+
+let h: Harness;
+beforeEach(async () => { h = await createHarness(); });
+afterEach(async () => { await h.close(); });
+
+async function parkRefund() {
+  const out = await h.say("I'm dana@example.com, order A-1002 arrived damaged. Please refund it.");
+  expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+  return { out, handoff: out.handoffs[0]! };
+}
+
+describe("racing decisions and workers", () => {
+  it("20 concurrent decisions on one handoff → one effect, every other one refused with a clear code", async () => {
+    const { out, handoff } = await parkRefund();
+    const deciders = ["raj@acme.test", "ada@acme.test", "sol@acme.test"];
+    const attempts = Array.from({ length: 20 }, (_, i) =>
+      h.decide(handoff.id, deciders[i % 3]!, i % 5 === 4 ? "deny" : "approve", { version: 1, reason: "race" }),
+    );
+    const settled = await Promise.allSettled(attempts);
+    const won = settled.filter((s) => s.status === "fulfilled");
+    const lost = settled.filter((s): s is PromiseRejectedResult => s.status === "rejected");
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(19);
+    for (const l of lost) {
+      expect(l.reason).toBeInstanceOf(AppError);
+      expect(["ALREADY_DECIDED", "STALE_VERSION"]).toContain((l.reason as AppError).code);
+    }
+    const final = await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } });
+    expect(await h.effects()).toHaveLength(final.status === "APPROVED" ? 1 : 0);
+    expect(await h.db.refund.count()).toBe(final.status === "APPROVED" ? 1 : 0);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+
+  it("a double-clicked approve (same reviewer, same version, twice at once) → one effect", async () => {
+    const { handoff } = await parkRefund();
+    const [a, b] = await Promise.allSettled([h.decide(handoff.id, "raj@acme.test", "approve", { version: 1 }), h.decide(handoff.id, "raj@acme.test", "approve", { version: 1 })]);
+    expect([a.status, b.status].sort()).toEqual(["fulfilled", "rejected"]);
+    expect(await h.effects()).toHaveLength(1);
+  });
+
+  it("two workers racing to resume one approved run: one claims it, one effect", async () => {
+    const { out, handoff } = await parkRefund();
+    await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" });
+    const results = await Promise.all([advanceRun(h.newDeps("worker-a"), out.runId!), advanceRun(h.newDeps("worker-b"), out.runId!), advanceRun(h.newDeps("worker-c"), out.runId!)]);
+    expect(results.filter((r) => r.claimed)).toHaveLength(1);
+    expect(await h.effects()).toHaveLength(1);
+    expect((await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).phase).toBe("COMPLETED");
+  });
+
+  it("the provider honours idempotency keys: same key → the recorded outcome, never a second effect", async () => {
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1001" } });
+    const attempt = () =>
+      performEffect(h.db, { tenantId: h.acme.id, idempotencyKey: "key-1", operation: "refund_order", request: { n: 1 }, ledger: { runId: "r", toolCallId: "c" } }, async (tx) => {
+        const refund = await tx.refund.create({ data: { tenantId: h.acme.id, orderId: order.id, amountCents: 100, reason: "t", idempotencyKey: "key-1" } });
+        return { refund_id: refund.id };
+      });
+    const outcomes = await Promise.all(Array.from({ length: 8 }, attempt));
+    expect(new Set(outcomes.map((o) => o.outcome.refund_id)).size).toBe(1);
+    expect(outcomes.filter((o) => !o.replayed)).toHaveLength(1);
+    expect(await h.db.refund.count({ where: { idempotencyKey: "key-1" } })).toBe(1);
+    expect(await h.db.effectLedger.count({ where: { idempotencyKey: "key-1" } })).toBe(1);
+  });
+});
