@@ -2,7 +2,7 @@ import type { PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { advanceConversationFrom } from "@/lib/runtime/advance";
-import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
+import { customerTextSchema, openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { decideHandoff } from "@/lib/handoffs/decide";
 import { loadPolicy } from "@/lib/runtime/policy";
 import { buildModelMessages } from "@/lib/runtime/transcript";
@@ -42,6 +42,9 @@ export async function repliesSince(db: PrismaTx, conversationId: string, afterSe
 
 export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId?: string; customerEmail?: string; text: unknown }) {
   const tenant = await tenantBySlug(deps.db, a.tenant);
+  // Validate before anything is written: a bad message must not leave an empty conversation behind.
+  const text = customerTextSchema.safeParse(a.text);
+  if (!text.success) throw new AppError("INVALID_INPUT", text.error.issues[0]?.message ?? "Invalid message.");
   let conversationId = a.conversationId;
   let token: string | undefined;
   if (conversationId) {
