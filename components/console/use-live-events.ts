@@ -1,0 +1,105 @@
+"use client";
+import { useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import type { ConsoleEvent, ConsoleEvents } from "@/lib/console/queries";
+import { getJson } from "./api";
+import { consoleKeys } from "./query-keys";
+
+export const POLL_MS = 1500;
+const MAX_BACKOFF_MS = 15_000;
+
+export type FeedState = "live" | "reconnecting";
+
+/** Refetches exactly what an event touches (only queries on screen actually refetch). */
+export function invalidateForEvents(client: QueryClient, events: ConsoleEvent[]) {
+  const conversations = new Set<string>();
+  let queue = false;
+  for (const e of events) {
+    const data = (e.data ?? {}) as { handoffId?: string };
+    if (e.type.startsWith("handoff.")) {
+      queue = true;
+      if (data.handoffId) void client.invalidateQueries({ queryKey: consoleKeys.handoff(data.handoffId) });
+    }
+    if (e.type === "conversation.updated") queue = true; // a take-over resolves the escalation
+    if (e.conversationId) conversations.add(e.conversationId);
+  }
+  if (queue) void client.invalidateQueries({ queryKey: consoleKeys.queueAll });
+  for (const id of conversations) {
+    void client.invalidateQueries({ queryKey: consoleKeys.conversation(id) });
+    // Handoff pages show their run's phase and who holds the conversation: refetch those of this conversation.
+    void client.invalidateQueries({
+      queryKey: consoleKeys.handoffAll,
+      predicate: (q) => (q.state.data as { handoff?: { conversationId?: string } } | undefined)?.handoff?.conversationId === id,
+    });
+  }
+}
+
+/**
+ * Follows the console event feed from `initialCursor` (the head read before the page's data was loaded,
+ * so nothing between the two is missed). Polls every 1.5 s; on failure backs off and then resumes from
+ * the last cursor it saw — never from a time window — so a reconnect misses nothing.
+ */
+export function useLiveEvents({ initialCursor, conversationId, onEvents }: { initialCursor: string; conversationId?: string; onEvents?: (events: ConsoleEvent[]) => void }): FeedState {
+  const client = useQueryClient();
+  const [state, setState] = useState<FeedState>("live");
+  const onEventsRef = useRef(onEvents);
+  onEventsRef.current = onEvents;
+
+  useEffect(() => {
+    let cursor = initialCursor;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let inFlight = false;
+    let failures = 0;
+    const abort = new AbortController();
+
+    const schedule = (ms: number) => {
+      clearTimeout(timer);
+      if (!stopped) timer = setTimeout(poll, ms);
+    };
+
+    async function poll() {
+      if (stopped || inFlight) return;
+      inFlight = true;
+      let next = POLL_MS;
+      try {
+        const params = new URLSearchParams({ cursor });
+        if (conversationId) params.set("conversationId", conversationId);
+        const page = await getJson<ConsoleEvents>(`/api/console/events?${params}`, abort.signal);
+        if (page.events.length) {
+          invalidateForEvents(client, page.events);
+          onEventsRef.current?.(page.events);
+        }
+        cursor = page.cursor;
+        failures = 0;
+        setState("live");
+        if (page.more) next = 0;
+      } catch (err) {
+        if ((err as Error).name === "AbortError") return;
+        failures++;
+        setState("reconnecting");
+        next = Math.min(POLL_MS * 2 ** failures, MAX_BACKOFF_MS);
+      } finally {
+        inFlight = false;
+      }
+      schedule(next);
+    }
+
+    // Back online or back to the tab: catch up at once instead of waiting out the backoff.
+    const wake = () => {
+      if (document.visibilityState === "visible") schedule(0);
+    };
+    window.addEventListener("online", wake);
+    document.addEventListener("visibilitychange", wake);
+    schedule(0);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      abort.abort();
+      window.removeEventListener("online", wake);
+      document.removeEventListener("visibilitychange", wake);
+    };
+  }, [client, initialCursor, conversationId]);
+
+  return state;
+}
