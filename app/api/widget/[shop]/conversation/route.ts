@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { getPrisma } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+import { assertSameOrigin, bearerToken, errorResponse, json, readJson, type ShopParams } from "@/lib/widget/http";
+import { startOrResumeConversation, viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
+import type { WidgetSession, WidgetViewResponse } from "@/lib/widget/api-types";
+
+const startSchema = z.object({
+  // The shop-signed identity JWT, handed to the iframe over the postMessage bridge.
+  identity: z.string({ error: "identity must be a string." }).max(4096, "identity is too long.").nullish(),
+});
+
+/** Starts a conversation, or resumes the one whose token the visitor presents (if it is theirs). */
+export async function POST(req: Request, ctx: ShopParams) {
+  try {
+    assertSameOrigin(req);
+    const body = await readJson(req, startSchema);
+    const db = await getPrisma();
+    const tenant = await widgetTenant(db, (await ctx.params).shop);
+    const session: WidgetSession = await startOrResumeConversation(db, { tenant, token: bearerToken(req), identity: body.identity ?? null });
+    return json(session);
+  } catch (err) {
+    return errorResponse(err, "start conversation");
+  }
+}
+
+const afterSchema = z.coerce.number().int().min(0).max(1_000_000_000);
+
+/** The conversation as the customer sees it, only messages after `?after=<seq>`. */
+export async function GET(req: Request, ctx: ShopParams) {
+  try {
+    assertSameOrigin(req);
+    const after = afterSchema.safeParse(new URL(req.url).searchParams.get("after") ?? "0");
+    if (!after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
+    const db = await getPrisma();
+    const tenant = await widgetTenant(db, (await ctx.params).shop);
+    const conversation = await visitorConversation(db, tenant, bearerToken(req));
+    const { view } = await viewWithCursor(db, conversation.id, after.data);
+    return json({ view } satisfies WidgetViewResponse);
+  } catch (err) {
+    return errorResponse(err, "conversation view");
+  }
+}

@@ -1,0 +1,43 @@
+import { after } from "next/server";
+import { z } from "zod";
+import { getPrisma } from "@/lib/db/client";
+import { customerTextSchema, receiveCustomerMessage } from "@/lib/conversations/intake";
+import { getRuntime } from "@/lib/runtime/shared-runtime";
+import { advanceConversationFrom } from "@/lib/runtime/advance";
+import { assertSameOrigin, bearerToken, errorResponse, json, readJson, type ShopParams } from "@/lib/widget/http";
+import { viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
+import type { WidgetSendResponse } from "@/lib/widget/api-types";
+
+const sendSchema = z.object({ text: customerTextSchema });
+
+/**
+ * The customer sends a message. The reply is not awaited: the run advances after the response is sent
+ * (`after()`), and the widget follows it through live updates — the POST returns at once.
+ */
+export async function POST(req: Request, ctx: ShopParams) {
+  try {
+    assertSameOrigin(req);
+    const db = await getPrisma();
+    const tenant = await widgetTenant(db, (await ctx.params).shop);
+    // Authenticate before reading the body, so a forged token is a 404 whatever it sends.
+    const conversation = await visitorConversation(db, tenant, bearerToken(req));
+    const { text } = await readJson(req, sendSchema);
+    const deps = await getRuntime();
+    const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model });
+    if (intake.kind === "started") {
+      const runId = intake.runId;
+      after(async () => {
+        try {
+          await advanceConversationFrom(deps, runId);
+        } catch (err) {
+          // The run keeps its state in the database; a worker (or the next message) picks it up again.
+          console.error(`[widget] advancing run ${runId} failed:`, err instanceof Error ? err.stack ?? err.message : err);
+        }
+      });
+    }
+    const { view } = await viewWithCursor(db, conversation.id);
+    return json({ kind: intake.kind, view } satisfies WidgetSendResponse, 202);
+  } catch (err) {
+    return errorResponse(err, "send message");
+  }
+}

@@ -1,0 +1,82 @@
+import "server-only";
+import type { z } from "zod";
+import { AppError, toPublicError, type AppErrorCode } from "@/lib/errors";
+
+/**
+ * Plumbing shared by the widget's route handlers: JSON responses that never cache, errors mapped to a
+ * status and a user-safe body, bounded JSON bodies validated with zod, and the visitor's bearer token.
+ * The token is a credential: it is read from a header, never from the URL, and never logged.
+ */
+
+const STATUS: Partial<Record<AppErrorCode, number>> = {
+  INVALID_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONVERSATION_OWNED: 409,
+  CONFLICT: 409,
+  ALREADY_DECIDED: 409,
+  STALE_VERSION: 409,
+  CLAIMED_BY_OTHER: 409,
+  EXPIRED: 410,
+};
+
+const MAX_BODY_BYTES = 32 * 1024;
+
+const NO_STORE = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
+
+export function json(body: unknown, status = 200): Response {
+  return Response.json(body, { status, headers: NO_STORE });
+}
+
+export function errorResponse(err: unknown, route: string): Response {
+  if (!(err instanceof AppError)) {
+    // Log what went wrong (never the request's credentials); show only the generic message.
+    console.error(`[widget] ${route} failed:`, err instanceof Error ? err.stack ?? err.message : err);
+  }
+  const body = toPublicError(err);
+  const status = err instanceof AppError ? STATUS[err.code] ?? 422 : 500;
+  return json({ code: body.code, message: body.message }, status);
+}
+
+/** The visitor's conversation token from `Authorization: Bearer …`, or null. */
+export function bearerToken(req: Request): string | null {
+  const header = req.headers.get("authorization");
+  const m = header?.match(/^Bearer\s+([A-Za-z0-9_-]{1,200})\s*$/);
+  return m ? m[1]! : null;
+}
+
+/**
+ * These routes serve only the widget iframe, which is same-origin with them. Browsers label every request
+ * with Sec-Fetch-Site; anything a browser sends from another site is refused (no CORS is offered either).
+ * JSON bodies are required, which also forces a CORS preflight on any cross-origin attempt.
+ */
+export function assertSameOrigin(req: Request): void {
+  const site = req.headers.get("sec-fetch-site");
+  if (site && site !== "same-origin" && site !== "none") throw new AppError("FORBIDDEN", "This request is not allowed from another site.");
+}
+
+/** Reads a bounded JSON body and validates it; every failure is a 400 with a plain explanation. */
+export async function readJson<S extends z.ZodType>(req: Request, schema: S): Promise<z.output<S>> {
+  const type = req.headers.get("content-type") ?? "";
+  if (!/^application\/json\b/i.test(type)) throw new AppError("INVALID_INPUT", "Send the request as JSON (Content-Type: application/json).");
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw new AppError("INVALID_INPUT", "The request is too large.");
+  const raw = await req.text();
+  if (raw.length > MAX_BODY_BYTES) throw new AppError("INVALID_INPUT", "The request is too large.");
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    throw new AppError("INVALID_INPUT", "The request body is not valid JSON.");
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` (${issue.path.join(".")})` : "";
+    throw new AppError("INVALID_INPUT", `${issue?.message ?? "The request is not valid."}${where}`);
+  }
+  return parsed.data;
+}
+
+export type ShopParams = { params: Promise<{ shop: string }> };

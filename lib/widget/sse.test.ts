@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { SseParser } from "./sse-parser";
+import { eventFrame, followEvents, parseCursor } from "./event-stream";
+import { parseParentMessage } from "./bridge-protocol";
+
+describe("SseParser", () => {
+  it("parses frames split anywhere, keeps the last id, skips comments", () => {
+    const p = new SseParser();
+    const text = "retry: 1500\n: connected\n\nid: 7\nevent: message.created\ndata: {\"seq\":1}\n\n: ping\n\nid: 8\r\nevent: run.phase\r\ndata: {}\r\n\r\n";
+    const out = [];
+    for (let i = 0; i < text.length; i += 3) out.push(...p.push(text.slice(i, i + 3)));
+    expect(out).toEqual([
+      { id: "7", event: "message.created", data: '{"seq":1}' },
+      { id: "8", event: "run.phase", data: "{}" },
+    ]);
+  });
+});
+
+describe("event stream", () => {
+  it("parses cursors strictly", () => {
+    expect(parseCursor(null)).toBe(0n);
+    expect(parseCursor("")).toBe(0n);
+    expect(parseCursor("42")).toBe(42n);
+    expect(parseCursor("-1")).toBeNull();
+    expect(parseCursor("1e3")).toBeNull();
+    expect(parseCursor("12; drop")).toBeNull();
+  });
+
+  it("frames carry the id and type, and only the seq of message events", () => {
+    expect(eventFrame({ id: 5n, type: "message.created", data: { seq: 3, author: "AGENT" } })).toBe('id: 5\nevent: message.created\ndata: {"seq":3}\n\n');
+    expect(eventFrame({ id: 6n, type: "handoff.updated", data: { handoffId: "h1", status: "APPROVED" } })).toBe("id: 6\nevent: handoff.updated\ndata: {}\n\n");
+    expect(eventFrame({ id: 7n, type: "weird\ninjected: x", data: {} })).toBe("id: 7\nevent: update\ndata: {}\n\n");
+  });
+
+  it("streams everything after the cursor in order, and stops when the client goes away", async () => {
+    const feed = [1n, 2n, 3n, 4n].map((id) => ({ id, type: "message.created", data: { seq: Number(id) } }));
+    const asked: bigint[] = [];
+    const abort = new AbortController();
+    const stream = followEvents({
+      cursor: 1n,
+      signal: abort.signal,
+      fetch: async (after) => {
+        asked.push(after);
+        return feed.filter((e) => e.id > after);
+      },
+    });
+    const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+    const parser = new SseParser();
+    const ids: string[] = [];
+    while (ids.length < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      ids.push(...parser.push(value).map((e) => e.id!));
+    }
+    abort.abort();
+    expect(ids).toEqual(["2", "3", "4"]);
+    expect(asked[0]).toBe(1n);
+    // The next poll continues from the last id sent, not from the start.
+    const { done } = await reader.read().then(async (r) => (r.done ? r : reader.read()));
+    expect(done).toBe(true);
+    expect(asked.slice(1).every((c) => c === 4n)).toBe(true);
+  });
+});
+
+describe("parseParentMessage", () => {
+  it.each([
+    [{ source: "support-widget", type: "init", identity: "a.b.c", open: true, focus: false }, { source: "support-widget", type: "init", identity: "a.b.c", open: true, focus: false }],
+    [{ source: "support-widget", type: "identify", identity: null }, { source: "support-widget", type: "identify", identity: null }],
+    [{ source: "support-widget", type: "identify", identity: 42 }, null],
+    [{ source: "other", type: "init", identity: null }, null],
+    [{ source: "support-widget", type: "eval", code: "alert(1)" }, null],
+    ["support-widget", null],
+    [null, null],
+  ])("%j", (input, expected) => {
+    expect(parseParentMessage(input)).toEqual(expected);
+  });
+});
