@@ -1,0 +1,150 @@
+"use client";
+
+import { useCallback, useEffect, useRef, useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { WidgetSession, WidgetView } from "@/lib/widget/api-types";
+import { askForPerson, fetchView, sendMessage, WidgetApiError } from "./widget-api";
+import { useLiveUpdates } from "./use-live-updates";
+import { isBusy, mergeView, pendingNotice, visibleStatus } from "./view-state";
+import { WidgetHeader } from "./widget-header";
+import { WidgetFooter } from "./widget-footer";
+import { MessageList } from "./message-list";
+import { StatusBanner, TypingIndicator } from "./status-banner";
+import { Composer } from "./composer";
+
+function plainError(err: unknown): string {
+  return err instanceof WidgetApiError ? err.message : "Something went wrong. Please try again.";
+}
+
+/**
+ * One conversation: the view (TanStack Query, merged by seq), live updates that trigger a resync, sending,
+ * "talk to a person", and what the embed needs to know (unread replies while the chat is closed).
+ */
+export function ConversationPane(a: {
+  shop: string;
+  shopName: string;
+  offline: boolean;
+  session: WidgetSession;
+  notice: string | null;
+  open: boolean;
+  focusSignal: number;
+  onClose: (() => void) | null;
+  reportUnread: (count: number) => void;
+  onGone: () => void;
+}) {
+  const { shop, session } = a;
+  const token = session.token;
+  const qc = useQueryClient();
+  const queryKey = ["widget-view", shop, token] as const;
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const viewQuery = useQuery({
+    queryKey,
+    queryFn: async ({ signal }) => {
+      const before = qc.getQueryData<WidgetView>(queryKey);
+      const { view } = await fetchView(shop, token, before?.lastSeq ?? 0, signal);
+      // Merge into what is cached NOW (a send may have added messages meanwhile); never drop a message.
+      return mergeView(qc.getQueryData<WidgetView>(queryKey), view);
+    },
+    initialData: session.view,
+    initialDataUpdatedAt: Date.now(),
+    // A safety net under the live stream: poll briskly while something is in progress, rarely otherwise.
+    refetchInterval: (q) => (isBusy(q.state.data) ? 2500 : 15_000),
+  });
+  const view = viewQuery.data;
+
+  // Coalesce bursts of events (one run writes several) into one refetch.
+  const timer = useRef<number | null>(null);
+  const resync = useCallback(() => {
+    if (timer.current !== null) return;
+    timer.current = window.setTimeout(() => {
+      timer.current = null;
+      void qc.invalidateQueries({ queryKey: ["widget-view", shop, token] });
+    }, 60);
+  }, [qc, shop, token]);
+  useEffect(() => () => void (timer.current !== null && window.clearTimeout(timer.current)), []);
+
+  useLiveUpdates({ shop, token, cursor: session.cursor, onActivity: resync, onGone: a.onGone });
+
+  const send = useMutation({
+    mutationFn: (text: string) => sendMessage(shop, token, text),
+    onSuccess: (res) => {
+      qc.setQueryData<WidgetView>(queryKey, (prev) => mergeView(prev, res.view));
+      void qc.invalidateQueries({ queryKey });
+    },
+  });
+
+  const human = useMutation({
+    mutationFn: () => askForPerson(shop, token),
+    onSuccess: (res) => {
+      qc.setQueryData<WidgetView>(queryKey, (prev) => mergeView(prev, res.view));
+      void qc.invalidateQueries({ queryKey });
+    },
+    onError: (err) => setError(plainError(err)),
+  });
+
+  const onSend = useCallback(
+    async (text: string) => {
+      setError(null);
+      try {
+        await send.mutateAsync(text);
+        return true;
+      } catch (err) {
+        setError(plainError(err));
+        return false;
+      }
+    },
+    [send],
+  );
+
+  // Tell the shop page how many replies arrived while the chat was closed (for the launcher's badge).
+  const seenSeq = useRef(view.lastSeq);
+  const { open, reportUnread } = a;
+  useEffect(() => {
+    if (open) {
+      seenSeq.current = Math.max(seenSeq.current, ...view.messages.map((m) => m.seq));
+      reportUnread(0);
+      return;
+    }
+    const unread = view.messages.filter((m) => m.seq > seenSeq.current && m.from !== "customer").length;
+    if (unread) reportUnread(unread);
+  }, [open, view.messages, reportUnread]);
+
+  // Opening the chat puts the cursor in the input, so a keyboard user can type at once.
+  const { focusSignal } = a;
+  useEffect(() => {
+    if (focusSignal > 0) inputRef.current?.focus({ preventScroll: true });
+  }, [focusSignal]);
+
+  const status = visibleStatus(view);
+  const personState = human.isPending ? "requesting" : status === "with_person" ? "with_person" : status === "waiting_for_person" ? "requested" : "available";
+
+  return (
+    <>
+      <WidgetHeader
+        shopName={a.shopName}
+        customerName={session.customer?.name ?? null}
+        personState={personState}
+        onTalkToPerson={() => {
+          setError(null);
+          human.mutate();
+        }}
+        onClose={a.onClose}
+      />
+      <StatusBanner status={status} notice={pendingNotice(view)} owner={view.owner} shopName={a.shopName} />
+      {a.notice ? (
+        <p role="note" className="shrink-0 border-b border-slate-200 bg-slate-50 px-3 py-2 text-sm text-slate-700" data-testid="widget-notice">
+          {a.notice}
+        </p>
+      ) : null}
+      <MessageList messages={view.messages} pending={send.isPending ? send.variables ?? null : null} shopName={a.shopName} />
+      <TypingIndicator active={status === "working" || send.isPending} />
+      <div role="alert" className="shrink-0 px-3" data-testid="widget-error">
+        {error ? <p className="mb-2 rounded-lg border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-800">{error}</p> : null}
+      </div>
+      <Composer disabled={false} sending={send.isPending} onSend={onSend} inputRef={inputRef} />
+      <WidgetFooter offline={a.offline} />
+    </>
+  );
+}
