@@ -44,13 +44,14 @@ describe("event stream", () => {
         return feed.filter((e) => e.id > after);
       },
     });
-    const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+    const reader = stream.getReader();
+    const decoder = new TextDecoder();
     const parser = new SseParser();
     const ids: string[] = [];
     while (ids.length < 3) {
       const { value, done } = await reader.read();
       if (done) break;
-      ids.push(...parser.push(value).map((e) => e.id!));
+      ids.push(...parser.push(decoder.decode(value, { stream: true })).map((e) => e.id!));
     }
     abort.abort();
     expect(ids).toEqual(["2", "3", "4"]);
