@@ -1,26 +1,20 @@
 import type { RuntimeDeps } from "./deps";
-import { claimRun, LeaseLostError, releaseRun } from "./lease";
+import { assertLease, claimRun, LeaseLostError, releaseRun } from "./lease";
 import { failpoint } from "./failpoints";
-import { loadPolicy } from "./policy";
 import { advanceToolPhase } from "./tool-phase";
 import { runModelTurn } from "./model-turn";
 import { escalateRun } from "./run-end";
-import { assertLease } from "./lease";
-import type { ContentBlock } from "./transcript";
-import type { RunRef } from "./tool-gating";
+import { loadRunState, type RunState } from "./run-state";
+import { loadTranscriptRows, type ContentBlock } from "./transcript";
 
-/** The next thing a run needs, read from the database alone. */
-type NextStep =
-  | { kind: "tool_phase"; assistant: { seq: number; content: ContentBlock[] } }
-  | { kind: "model_turn" }
-  | { kind: "not_running" };
+/** The next thing a run needs, read from its transcript: answer an assistant message's tool calls, or call the model. */
+type NextStep = { kind: "tool_phase"; assistant: { seq: number; content: ContentBlock[] } } | { kind: "model_turn" };
 
-async function nextStep(deps: RuntimeDeps, runId: string): Promise<NextStep> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
-  if (run.phase !== "RUNNING") return { kind: "not_running" };
-  const last = await deps.db.message.findFirst({ where: { conversationId: run.conversationId, inTranscript: true }, orderBy: { seq: "desc" } });
+async function nextStep(deps: RuntimeDeps, state: RunState): Promise<NextStep> {
+  const rows = await loadTranscriptRows(deps.db, state.ref.conversationId);
+  const last = rows[rows.length - 1];
   if (last?.role === "assistant") {
-    const content = last.content as unknown as ContentBlock[];
+    const content = last.content as ContentBlock[];
     if (content.some((b) => b.type === "tool_use")) return { kind: "tool_phase", assistant: { seq: last.seq, content } };
     // An assistant message without tool_use is only ever left last by pause_turn: send it back as it is.
   }
@@ -35,54 +29,59 @@ export interface AdvanceResult {
 
 const MAX_STEPS = 64;
 
+async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_APPROVAL" | "WAITING_FOR_RETRY", nextAttemptAt: Date | null) {
+  await deps.db.$transaction(async (tx) => {
+    await assertLease(tx, runId, deps.workerId, deps.leaseMs);
+    await tx.$executeRaw`UPDATE "Run" SET phase = ${phase}::"RunPhase", "nextAttemptAt" = ${nextAttemptAt}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = ${runId}`;
+  });
+}
+
 /**
  * Advances one run as far as it can go without a person: claim it, then loop — tool phase or model turn,
- * decided from durable state — until it completes, parks, waits for a retry or ends. Safe to call from any
+ * decided from the transcript — until it completes, parks, waits for a retry or ends. Safe to call from any
  * process at any time: without the lease it does nothing; after a crash the next call picks up where the
  * database says the run is.
  */
 export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<AdvanceResult> {
   if (!(await claimRun(deps.db, runId, deps.workerId, deps.leaseMs))) return { claimed: false };
   failpoint("after-claim");
-  const runRow = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
-  const ref: RunRef = { id: runRow.id, tenantId: runRow.tenantId, conversationId: runRow.conversationId };
-  const policy = await loadPolicy(deps.db, ref.tenantId, runRow.policyVersion);
+  const state = await loadRunState(deps.db, runId);
   let followUpRunId: string | null = null;
+  let phase = "RUNNING";
   try {
-    for (let step = 0; step < MAX_STEPS; step++) {
-      const next = await nextStep(deps, runId);
-      if (next.kind === "not_running") break;
+    for (let step = 0; step < MAX_STEPS && phase === "RUNNING"; step++) {
+      const next = await nextStep(deps, state);
       if (next.kind === "tool_phase") {
-        const outcome = await advanceToolPhase(deps, ref, policy, next.assistant);
+        const outcome = await advanceToolPhase(deps, state, next.assistant);
         if (outcome.kind === "parked") {
-          await deps.db.$transaction(async (tx) => {
-            await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-            await tx.run.update({ where: { id: runId }, data: { phase: "WAITING_FOR_APPROVAL", leaseOwner: null, leaseExpiresAt: null } });
-          });
-          break;
-        }
-        if (outcome.kind === "waiting_for_retry") {
-          await deps.db.$transaction(async (tx) => {
-            await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-            await tx.run.update({ where: { id: runId }, data: { phase: "WAITING_FOR_RETRY", nextAttemptAt: outcome.at, leaseOwner: null, leaseExpiresAt: null } });
-          });
-          break;
-        }
-        if (outcome.kind === "dead_letter") {
+          await setPhase(deps, runId, "WAITING_FOR_APPROVAL", null);
+          phase = "WAITING_FOR_APPROVAL";
+        } else if (outcome.kind === "waiting_for_retry") {
+          await setPhase(deps, runId, "WAITING_FOR_RETRY", outcome.at);
+          phase = "WAITING_FOR_RETRY";
+        } else if (outcome.kind === "dead_letter") {
           followUpRunId = await deps.db.$transaction(async (tx) => {
             await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-            return escalateRun(tx, ref, { trigger: "no_progress", reason: outcome.reason, rootCause: "A tool kept failing after every retry.", phase: "DEAD_LETTER", model: runRow.model, policy, notice: "I'm sorry — our system couldn't complete that just now, and nothing was changed. I've passed it to our team, and a person will follow up here." });
+            return escalateRun(tx, state.ref, { trigger: "no_progress", reason: outcome.reason, rootCause: "A tool kept failing after every retry.", phase: "DEAD_LETTER", model: state.model, policy: state.policy, notice: "I'm sorry — our system couldn't complete that just now, and nothing was changed. I've passed it to our team, and a person will follow up here." });
           });
-          break;
+          phase = "DEAD_LETTER";
         }
         continue;
       }
-      const turn = await runModelTurn(deps, ref, policy);
+      const turn = await runModelTurn(deps, state);
       if (turn.kind === "ended") {
         followUpRunId = turn.followUpRunId;
-        break;
+        phase = "ENDED";
+      } else if (turn.kind === "waiting_for_retry") {
+        phase = "WAITING_FOR_RETRY";
       }
-      if (turn.kind === "waiting_for_retry") break;
+    }
+    if (phase === "RUNNING") {
+      // The step cap is a guard: a run that loops without ending is handed to a person.
+      followUpRunId = await deps.db.$transaction(async (tx) => {
+        await assertLease(tx, runId, deps.workerId, deps.leaseMs);
+        return escalateRun(tx, state.ref, { trigger: "no_progress", reason: "The run made too many steps without finishing.", rootCause: "Step cap reached.", model: state.model, policy: state.policy });
+      });
     }
   } catch (err) {
     if (err instanceof LeaseLostError) return { claimed: true, phase: "LEASE_LOST" };
@@ -90,15 +89,8 @@ export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<Adva
   } finally {
     await releaseRun(deps.db, runId, deps.workerId).catch(() => undefined);
   }
-  const final = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { phase: true } });
-  if (final.phase === "RUNNING") {
-    // The step cap is a guard: a run that loops without ending is handed to a person.
-    await deps.db.$transaction(async (tx) => {
-      if (!(await claimRun(deps.db, runId, deps.workerId, deps.leaseMs))) return;
-      followUpRunId = await escalateRun(tx, ref, { trigger: "no_progress", reason: "The run made too many steps without finishing.", rootCause: "Step cap reached.", model: runRow.model, policy });
-    });
-  }
-  return { claimed: true, phase: (await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { phase: true } })).phase, followUpRunId };
+  const [final] = await deps.db.$queryRaw<Array<{ phase: string }>>`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`;
+  return { claimed: true, phase: final?.phase, followUpRunId };
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */
@@ -109,4 +101,3 @@ export async function advanceConversationFrom(deps: RuntimeDeps, runId: string):
     next = result.followUpRunId;
   }
 }
-

@@ -10,6 +10,8 @@ export interface RuntimeDeps {
   leaseMs: number;
   /** Streams text deltas of the model's reply, e.g. to the widget. */
   onTextDelta?: (conversationId: string, text: string) => void;
+  /** Optional accounting for benchmarks: time spent inside tool bodies (the harness's own time excludes it). */
+  metrics?: { toolMs: number };
 }
 
 export const DEFAULT_LEASE_MS = Number(process.env.SUPPORT_LEASE_MS ?? 60_000);

@@ -19,18 +19,45 @@ export async function claimRun(db: PrismaClient, runId: string, owner: string, l
   return claimed === 1;
 }
 
+/** Counter changes written together with a lease renewal (one statement, so they commit with the step). */
+export interface RunCounters {
+  turns?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  costMicros?: number;
+  activeMs?: number;
+  maxTokensRetries?: number;
+  pauseTurns?: number;
+  corrections?: number;
+  resetRequestAttempts?: boolean;
+  lastStopReason?: string | null;
+}
+
 /**
- * Fencing: every write of an advancing worker first renews its lease inside the same transaction. If another
- * worker took the run over, the write is refused and nothing of it commits.
+ * Fencing: every write of an advancing worker first renews its lease inside the same transaction (and bumps the
+ * run's counters in the same statement). If another worker took the run over, the write is refused and nothing
+ * of it commits.
  */
-export async function assertLease(tx: PrismaTx, runId: string, owner: string, leaseMs: number): Promise<void> {
+export async function assertLease(tx: PrismaTx, runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Promise<void> {
   const renewed = await tx.$executeRaw`
-    UPDATE "Run" SET "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8)
+    UPDATE "Run" SET
+      "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8),
+      "updatedAt" = now(),
+      "turnsUsed" = "turnsUsed" + ${c.turns ?? 0}::int,
+      "inputTokens" = "inputTokens" + ${c.inputTokens ?? 0}::int,
+      "outputTokens" = "outputTokens" + ${c.outputTokens ?? 0}::int,
+      "costMicros" = "costMicros" + ${c.costMicros ?? 0}::int,
+      "activeMs" = "activeMs" + ${Math.round(c.activeMs ?? 0)}::int,
+      "maxTokensRetries" = "maxTokensRetries" + ${c.maxTokensRetries ?? 0}::int,
+      "pauseTurns" = "pauseTurns" + ${c.pauseTurns ?? 0}::int,
+      "corrections" = "corrections" + ${c.corrections ?? 0}::int,
+      "requestAttempts" = CASE WHEN ${c.resetRequestAttempts ?? false}::boolean THEN 0 ELSE "requestAttempts" END,
+      "lastStopReason" = CASE WHEN ${c.lastStopReason !== undefined}::boolean THEN ${c.lastStopReason ?? null}::text ELSE "lastStopReason" END
     WHERE id = ${runId} AND "leaseOwner" = ${owner}`;
   if (renewed !== 1) throw new LeaseLostError(runId);
 }
 
 /** Lets go of a run (after parking, finishing or an error) so another worker may claim it at once. */
 export async function releaseRun(db: PrismaTx, runId: string, owner: string): Promise<void> {
-  await db.run.updateMany({ where: { id: runId, leaseOwner: owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+  await db.$executeRaw`UPDATE "Run" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = ${runId} AND "leaseOwner" = ${owner}`;
 }

@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Json } from "@/lib/db/prisma-types";
-import type { Policy } from "@/lib/policy/policy";
+import { randomUUID } from "node:crypto";
+import type { PrismaTx } from "@/lib/db/prisma-types";
 import { SYSTEM_PROMPT } from "@/lib/agent/prompt";
 import { toolDefinitionsForModel } from "@/lib/tools/registry";
 import { classifyModelError, estimateCostMicros } from "@/lib/model/client";
@@ -8,7 +8,8 @@ import type { RuntimeDeps } from "./deps";
 import { assertLease } from "./lease";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
-import { appendMessage, buildModelMessages, loadTranscriptRows, transcriptViolations, type ContentBlock } from "./transcript";
+import { appendMessage, buildModelMessages, loadTranscriptRows, transcriptViolations, type ContentBlock, type TranscriptRow } from "./transcript";
+import type { RunState } from "./run-state";
 import { escalateRun, finishRun } from "./run-end";
 import { orderNumbersIn, stopCheck } from "./stop-check";
 import type { RunRef } from "./tool-gating";
@@ -29,8 +30,9 @@ const toolsForModel = toolDefinitionsForModel();
  * One model turn: send the conversation, inspect stop_reason, append. The decision is stop_reason — never the
  * text, never a counter — and every value is handled; anything unexpected fails to a handoff, never to success.
  */
-export async function runModelTurn(deps: RuntimeDeps, ref: RunRef, policy: Policy): Promise<TurnOutcome> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: ref.id } });
+export async function runModelTurn(deps: RuntimeDeps, state: RunState): Promise<TurnOutcome> {
+  const { ref, policy } = state;
+  const run = { ...state.counters, model: state.model };
   const ended = (followUpRunId: string | null): TurnOutcome => ({ kind: "ended", followUpRunId });
   const escalate = async (trigger: string, reason: string, rootCause: string, notice?: string) =>
     ended(await deps.db.$transaction(async (tx) => {
@@ -69,7 +71,7 @@ export async function runModelTurn(deps: RuntimeDeps, ref: RunRef, policy: Polic
     const errorText = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 500) : String(err);
     return deps.db.$transaction(async (tx) => {
       await assertLease(tx, ref.id, deps.workerId, deps.leaseMs);
-      await tx.modelCall.create({ data: { tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: deps.model.model, error: `${cls.kind}: ${errorText}`, maxTokens, latencyMs: 0, throughSeq } });
+      await insertModelCall(tx, { tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: deps.model.model, stopReason: null, error: `${cls.kind}: ${errorText}`, maxTokens, latencyMs: 0, throughSeq, response: null });
       if (cls.retryable && attempts < b.maxRequestAttempts) {
         const at = new Date(Date.now() + backoffMs(attempts));
         await tx.run.update({ where: { id: ref.id }, data: { requestAttempts: attempts, phase: "WAITING_FOR_RETRY", nextAttemptAt: at, leaseOwner: null, leaseExpiresAt: null } });
@@ -86,25 +88,20 @@ export async function runModelTurn(deps: RuntimeDeps, ref: RunRef, policy: Polic
   const toolUses = message.content.filter((c) => c.type === "tool_use");
   const text = message.content.filter((c): c is Anthropic.TextBlock => c.type === "text").map((c) => c.text).join("\n").trim();
 
+  const cost = estimateCostMicros(message.model, usage);
+  const inputTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
+  const stepCounters = { turns: 1, inputTokens, outputTokens: usage.output_tokens, costMicros: cost, activeMs: latencyMs, resetRequestAttempts: true, lastStopReason: stop };
   return deps.db.$transaction(async (tx): Promise<TurnOutcome> => {
-    await assertLease(tx, ref.id, deps.workerId, deps.leaseMs);
-    await tx.modelCall.create({
-      data: {
-        tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: message.model, stopReason: stop, maxTokens, latencyMs, throughSeq,
-        inputTokens: usage.input_tokens, outputTokens: usage.output_tokens,
-        cacheReadTokens: usage.cache_read_input_tokens ?? 0, cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
-        response: { id: message.id, content: message.content, stop_reason: stop, usage } as unknown as Json,
-      },
+    await assertLease(tx, ref.id, deps.workerId, deps.leaseMs, stepCounters);
+    await insertModelCall(tx, {
+      tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: message.model, stopReason: stop, error: null, maxTokens, latencyMs: Math.round(latencyMs), throughSeq,
+      inputTokens: usage.input_tokens, outputTokens: usage.output_tokens,
+      cacheReadTokens: usage.cache_read_input_tokens ?? 0, cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
+      response: { id: message.id, content: message.content, stop_reason: stop, usage },
     });
-    await tx.run.update({
-      where: { id: ref.id },
-      data: {
-        turnsUsed: { increment: 1 }, requestAttempts: 0, lastStopReason: stop,
-        inputTokens: { increment: usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) },
-        outputTokens: { increment: usage.output_tokens },
-        costMicros: { increment: estimateCostMicros(message.model, usage) },
-        activeMs: { increment: latencyMs },
-      },
+    Object.assign(state.counters, {
+      turnsUsed: run.turnsUsed + 1, inputTokens: run.inputTokens + inputTokens, outputTokens: run.outputTokens + usage.output_tokens,
+      activeMs: run.activeMs + latencyMs, requestAttempts: 0,
     });
     const escalateHere = async (trigger: string, reason: string, rootCause: string, notice?: string) =>
       ended(await escalateRun(tx, ref, { trigger, reason, rootCause, notice, model: run.model, policy }));
@@ -120,14 +117,15 @@ export async function runModelTurn(deps: RuntimeDeps, ref: RunRef, policy: Polic
       case "end_turn":
       case "stop_sequence": {
         if (toolUses.length) return escalateHere("no_progress", `The model ended its turn (${stop}) with an unanswered tool call.`, "Malformed model response.");
-        const problems = await checkReply(tx, ref, text);
+        const problems = await checkReply(tx, ref, text, rows);
         const blocking = problems.filter((p) => p.kind !== "unanswered_concern" || run.corrections < MAX_CORRECTIONS);
         if (blocking.length) {
           await appendAssistant(false); // kept in the transcript, never shown
           if (run.corrections >= MAX_CORRECTIONS) {
             return escalateHere("no_progress", "The agent's reply kept claiming something that did not happen.", blocking.map((p) => p.message).join(" "));
           }
-          await tx.run.update({ where: { id: ref.id }, data: { corrections: { increment: 1 } } });
+          await assertLease(tx, ref.id, deps.workerId, deps.leaseMs, { corrections: 1 });
+          state.counters.corrections += 1;
           await appendMessage(tx, { tenantId: ref.tenantId, conversationId: ref.conversationId, runId: ref.id, role: "user", author: "HARNESS", content: [{ type: "text", text: `[harness] stop-check: ${blocking.map((p) => p.message).join(" ")}` }] });
           return { kind: "continue" };
         }
@@ -141,12 +139,14 @@ export async function runModelTurn(deps: RuntimeDeps, ref: RunRef, policy: Polic
       case "max_tokens":
         // Truncated: never an answer, and a cut tool_use is never executed. Retry once with a larger limit.
         if (run.maxTokensRetries >= 1) return escalateHere("no_progress", "The model's reply was cut off twice (max_tokens).", "Output limit reached even with the larger limit.");
-        await tx.run.update({ where: { id: ref.id }, data: { maxTokensRetries: { increment: 1 } } });
+        await assertLease(tx, ref.id, deps.workerId, deps.leaseMs, { maxTokensRetries: 1 });
+        state.counters.maxTokensRetries += 1;
         return { kind: "continue" };
 
       case "pause_turn":
         if (run.pauseTurns >= MAX_PAUSE_TURNS) return escalateHere("no_progress", `The model paused its turn more than ${MAX_PAUSE_TURNS} times.`, "pause_turn loop.");
-        await tx.run.update({ where: { id: ref.id }, data: { pauseTurns: { increment: 1 } } });
+        await assertLease(tx, ref.id, deps.workerId, deps.leaseMs, { pauseTurns: 1 });
+        state.counters.pauseTurns += 1;
         await appendAssistant(false); // sent back as it is; the model continues from it
         return { kind: "continue" };
 
@@ -163,11 +163,25 @@ export async function runModelTurn(deps: RuntimeDeps, ref: RunRef, policy: Polic
   }, { timeout: 20_000 });
 }
 
-async function checkReply(tx: Parameters<Parameters<RuntimeDeps["db"]["$transaction"]>[0]>[0], ref: RunRef, reply: string) {
-  const effects = await tx.effectLedger.findMany({ where: { runId: ref.id }, select: { toolName: true } });
-  const succeeded = await tx.toolCall.findMany({ where: { runId: ref.id, status: "SUCCEEDED" }, select: { name: true, input: true } });
-  const customerTexts = await tx.message.findMany({ where: { runId: ref.id, author: { in: ["CUSTOMER", "HARNESS"] }, role: "user" }, select: { content: true } });
-  const raised = customerTexts.flatMap((m) => (m.content as unknown as ContentBlock[]).filter((b) => b.type === "text" && !b.text.startsWith("[harness]")).flatMap((b) => orderNumbersIn((b as { text: string }).text)));
-  const acted = succeeded.some((c) => c.name !== "verify_customer");
-  return stopCheck({ reply, effectsDone: [...new Set(effects.map((e) => e.toolName))], ordersRaised: acted ? [...new Set(raised)] : [] });
+/** Compares the reply with what this run actually did (one query) and with the orders the customer raised. */
+async function checkReply(tx: PrismaTx, ref: RunRef, reply: string, rows: TranscriptRow[]) {
+  const [done] = await tx.$queryRaw<Array<{ effects: string[]; acted: number }>>`
+    SELECT (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${ref.id}) AS effects,
+           (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${ref.id} AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted`;
+  const raised = rows
+    .filter((r) => r.runId === ref.id && r.role === "user")
+    .flatMap((r) => (r.content as ContentBlock[]).filter((b): b is Anthropic.TextBlockParam => b.type === "text" && !b.text.startsWith("[harness]")))
+    .flatMap((b) => orderNumbersIn(b.text));
+  return stopCheck({ reply, effectsDone: done?.effects ?? [], ordersRaised: (done?.acted ?? 0) > 0 ? [...new Set(raised)] : [] });
+}
+
+/** One model call as recorded for the inspector: stop reason, usage, latency, and the response as returned. */
+async function insertModelCall(tx: PrismaTx, m: {
+  tenantId: string; runId: string; turn: number; model: string; stopReason: string | null; error: string | null; maxTokens: number; latencyMs: number; throughSeq: number;
+  inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number; response: unknown;
+}) {
+  await tx.$executeRaw`
+    INSERT INTO "ModelCall" (id, "tenantId", "runId", turn, model, "stopReason", error, "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "maxTokens", "latencyMs", "throughSeq", response)
+    VALUES (${randomUUID()}, ${m.tenantId}, ${m.runId}, ${m.turn}, ${m.model}, ${m.stopReason}, ${m.error}, ${m.inputTokens ?? 0}, ${m.outputTokens ?? 0},
+            ${m.cacheReadTokens ?? 0}, ${m.cacheWriteTokens ?? 0}, ${m.maxTokens}, ${m.latencyMs}, ${m.throughSeq}, ${m.response === null ? null : JSON.stringify(m.response)}::jsonb)`;
 }

@@ -38,12 +38,20 @@ export async function startRun(tx: PrismaTx, a: { tenantId: string; conversation
  * Returns the follow-up run's id, if any.
  */
 export async function finishRun(tx: PrismaTx, run: RunRef, phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER", outcome: string, model: string, policy: Policy): Promise<string | null> {
-  await tx.run.update({ where: { id: run.id }, data: { phase, outcome, endedAt: new Date(), leaseOwner: null, leaseExpiresAt: null, nextAttemptAt: null } });
-  await tx.conversation.updateMany({ where: { id: run.conversationId, activeRunId: run.id }, data: { activeRunId: null } });
-  await publishEvent(tx, { tenantId: run.tenantId, conversationId: run.conversationId, type: "run.phase", data: { runId: run.id, phase } });
-
+  // One statement: end the run, free the conversation, announce it, and see whether text is queued.
+  const [{ queued: queuedCount } = { queued: 0 }] = await tx.$queryRaw<Array<{ queued: number }>>`
+    WITH r AS (
+      UPDATE "Run" SET phase = ${phase}::"RunPhase", outcome = ${outcome}, "endedAt" = now(), "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "nextAttemptAt" = NULL, "updatedAt" = now()
+      WHERE id = ${run.id} RETURNING id
+    ), c AS (
+      UPDATE "Conversation" SET "activeRunId" = NULL, "updatedAt" = now() WHERE id = ${run.conversationId} AND "activeRunId" = ${run.id} RETURNING id
+    ), e AS (
+      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
+      VALUES (${run.tenantId}, ${run.conversationId}, 'run.phase', jsonb_build_object('runId', ${run.id}::text, 'phase', ${phase}::text))
+    )
+    SELECT count(*)::int AS queued FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery"`;
+  if (!queuedCount) return null;
   const queued = await tx.message.findMany({ where: { conversationId: run.conversationId, pendingDelivery: true }, orderBy: { seq: "asc" } });
-  if (!queued.length) return null;
   const conversation = await tx.conversation.findUniqueOrThrow({ where: { id: run.conversationId } });
   const content: ContentBlock[] = queued.map((q) => ({ type: "text", text: q.displayText ?? "" }));
   // A person owns the conversation: the text joins the transcript for later, but no run answers it.

@@ -1,4 +1,3 @@
-import type { Json } from "@/lib/db/prisma-types";
 import { getTool } from "@/lib/tools/registry";
 import { ToolError, type ToolErrorBody } from "@/lib/tools/types";
 import { ProviderTransientError } from "@/lib/commerce/provider";
@@ -9,8 +8,9 @@ import { assertLease } from "./lease";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
 import { afterToolHooks } from "./tool-hooks";
+import { settleCall, type ToolCallRow } from "./tool-call-rows";
 
-type CallRow = Awaited<ReturnType<RuntimeDeps["db"]["toolCall"]["findFirstOrThrow"]>>;
+type CallRow = ToolCallRow;
 
 export interface ExecutionRun {
   id: string;
@@ -39,17 +39,22 @@ async function approverStillAuthorised(deps: RuntimeDeps, call: CallRow): Promis
  */
 export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: CallRow, policy: Policy): Promise<void> {
   const tool = getTool(call.name);
-  const started = Date.now();
-  await deps.db.$transaction(async (tx) => {
-    await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
-    await tx.toolCall.update({ where: { id: call.id }, data: { status: "EXECUTING", attempts: { increment: 1 } } });
-  });
+  const started = performance.now();
+  // A side effect is marked EXECUTING (its attempt counted) before it starts, so a crash is visible and retried
+  // under the same key. A read-only call needs no such record: running it again is harmless.
+  if (tool?.sideEffect) {
+    await deps.db.$transaction(async (tx) => {
+      await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
+      await tx.$executeRaw`UPDATE "ToolCall" SET status = 'EXECUTING', attempts = attempts + 1, "updatedAt" = now() WHERE id = ${call.id}`;
+    });
+  }
   const attempt = call.attempts + 1;
 
   let body: Record<string, unknown>;
   let isError = false;
   let retryAt: Date | null = null;
-  const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: run.conversationId } });
+  const [conversation] = await deps.db.$queryRaw<Array<{ verifiedCustomerId: string | null }>>`
+    SELECT "verifiedCustomerId" FROM "Conversation" WHERE id = ${run.conversationId}`;
   const revoked = await approverStillAuthorised(deps, call);
   try {
     if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
@@ -62,12 +67,16 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
       toolCallId: call.id,
       idempotencyKey: call.idempotencyKey ?? call.id,
       // Verification was checked by the gate when the call was proposed; a person's approval binds that check.
-      verifiedCustomerId: conversation.verifiedCustomerId,
+      verifiedCustomerId: conversation?.verifiedCustomerId ?? null,
     };
     const input = (call.effectiveInput ?? call.input) as Record<string, unknown>;
+    const toolStarted = performance.now();
     body = tool.sideEffect
       ? await tool.execute(input, { ...ctx, db: deps.db })
-      : await deps.db.$transaction((tx) => tool.execute(input, { ...ctx, db: tx }));
+      : tool.name === "escalate_to_human"
+        ? await deps.db.$transaction((tx) => tool.execute(input, { ...ctx, db: tx }))
+        : await tool.execute(input, { ...ctx, db: deps.db });
+    if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
     failpoint("after-effect", call.name);
   } catch (err) {
     isError = true;
@@ -90,13 +99,12 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
 
   if (call.review) body = { ...body, review: call.review };
   await deps.db.$transaction(async (tx) => {
-    await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
+    await assertLease(tx, run.id, deps.workerId, deps.leaseMs, { activeMs: performance.now() - started });
     if (retryAt) {
-      await tx.toolCall.update({ where: { id: call.id }, data: { status: "RETRY_WAIT", nextAttemptAt: retryAt, result: body as Json, isError: true } });
+      await settleCall(tx, call.id, { status: "RETRY_WAIT", result: body, isError: true, nextAttemptAt: retryAt, attempts: attempt });
       return;
     }
     const result = isError ? body : await afterToolHooks(tx, { run, call, result: body, policy });
-    await tx.toolCall.update({ where: { id: call.id }, data: { status: isError ? "FAILED" : "SUCCEEDED", result: result as Json, isError, nextAttemptAt: null } });
-    await tx.run.update({ where: { id: run.id }, data: { activeMs: { increment: Date.now() - started } } });
+    await settleCall(tx, call.id, { status: isError ? "FAILED" : "SUCCEEDED", result, isError, attempts: attempt });
   });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { PrismaTx, Json } from "@/lib/db/prisma-types";
 import { getTool } from "@/lib/tools/registry";
 import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
@@ -75,13 +76,7 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
   const key = tool?.sideEffect ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, toolName: use.name, input }) : null;
 
   const status = verdict.decision === "allow" ? "APPROVED" : verdict.decision === "ask" ? "PARKED" : verdict.decision === "defer" ? "DEFERRED" : "DENIED";
-  const call = await db.toolCall.create({
-    data: { ...base, effectiveInput: input as Json, status, gateDecision: verdict.decision, gateReason: `${verdict.gate}: ${verdict.reason}`, idempotencyKey: key },
-  });
-  await db.gateDecision.createMany({
-    data: evaluation.records.map((r) => ({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolCallId: call.id, toolUseId: use.id, gate: r.gate, decision: r.decision, reason: r.reason, policyVersion: ctx.policy.version })),
-  });
-
+  let result: ToolErrorBody | null = null;
   if (verdict.decision === "deny") {
     let extra: Record<string, unknown> = { gate: verdict.gate };
     if (verdict.escalate) {
@@ -99,9 +94,23 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
       });
       extra = { ...extra, escalated: true, handoff_id: handoff.id };
     }
-    const body = errorResult(verdict.errorCategory ?? "permission", verdict.reason, !verdict.escalate && (verdict.retryable ?? false), extra);
-    return db.toolCall.update({ where: { id: call.id }, data: { isError: true, result: body as unknown as Json } });
+    result = errorResult(verdict.errorCategory ?? "permission", verdict.reason, !verdict.escalate && (verdict.retryable ?? false), extra);
   }
+
+  // The call and every gate's decision (with the policy version) in one statement.
+  const id = randomUUID();
+  await db.$executeRaw`
+    WITH c AS (
+      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, position, "messageSeq", "updatedAt")
+      VALUES (${id}, ${ctx.run.tenantId}, ${ctx.run.id}, ${use.id}, ${use.name}, ${JSON.stringify(use.input ?? {})}::jsonb, ${JSON.stringify(input)}::jsonb,
+              ${status}::"ToolCallStatus", ${verdict.decision}::"GateOutcome", ${`${verdict.gate}: ${verdict.reason}`}, ${key}, ${result !== null},
+              ${result === null ? null : JSON.stringify(result)}::jsonb, ${position}, ${messageSeq}, now())
+      RETURNING id
+    )
+    INSERT INTO "GateDecision" (id, "tenantId", "runId", "toolCallId", "toolUseId", gate, decision, reason, "policyVersion")
+    SELECT gen_random_uuid()::text, ${ctx.run.tenantId}, ${ctx.run.id}, c.id, ${use.id}, r.gate, r.decision::"GateOutcome", r.reason, ${ctx.policy.version}
+    FROM c, jsonb_to_recordset(${JSON.stringify(evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })))}::jsonb) AS r(gate text, decision text, reason text)`;
+  const call = { id, toolUseId: use.id, name: use.name, input: use.input ?? {}, status };
   if (verdict.decision === "ask") {
     await openApproval(db, { run: ctx.run, call, facts, verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });
   }

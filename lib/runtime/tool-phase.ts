@@ -1,9 +1,11 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Policy } from "@/lib/policy/policy";
 import type { RuntimeDeps } from "./deps";
+import type { RunState } from "./run-state";
+import { callsOfMessage, type ToolCallRow } from "./tool-call-rows";
 import { assertLease } from "./lease";
 import { failpoint } from "./failpoints";
 import { gateToolUse, type RunRef } from "./tool-gating";
+import { loadTranscriptRows } from "./transcript";
 import { executeCall } from "./tool-execution";
 import { canonicalJson } from "./idempotency";
 import { appendMessage, type ContentBlock } from "./transcript";
@@ -22,27 +24,24 @@ export type ToolPhaseOutcome =
  * tool_use, in the order of the tool_use blocks, followed by any customer text that arrived meanwhile.
  * Until then the run waits (for a person, or for a retry); nothing is half-appended.
  */
-export async function advanceToolPhase(
-  deps: RuntimeDeps,
-  run: RunRef,
-  policy: Policy,
-  assistant: { seq: number; content: ContentBlock[] },
-): Promise<ToolPhaseOutcome> {
+export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assistant: { seq: number; content: ContentBlock[] }): Promise<ToolPhaseOutcome> {
+  const { ref: run, policy } = state;
   const uses = assistant.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
-  const known = await deps.db.toolCall.findMany({ where: { runId: run.id, toolUseId: { in: uses.map((u) => u.id) } } });
+  const known = await callsOfMessage(deps.db, run.id, assistant.seq);
   const missing = uses.filter((u) => !known.some((c) => c.toolUseId === u.id));
 
   if (missing.length) {
+    const previous = await previousToolUse(deps, run, assistant.seq);
     await deps.db.$transaction(async (tx) => {
       await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
-      const conversation = await tx.conversation.findUniqueOrThrow({ where: { id: run.conversationId } });
-      const last = await tx.toolCall.findFirst({ where: { runId: run.id, messageSeq: { lt: assistant.seq } }, orderBy: [{ messageSeq: "desc" }, { position: "desc" }] });
-      let previousCall = last ? { name: last.name, canonicalInput: canonicalJson(last.input) } : null;
+      const [conversation] = await tx.$queryRaw<Array<{ verifiedCustomerId: string | null; verificationExpiresAt: Date | null }>>`
+        SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${run.conversationId}`;
+      let previousCall = previous;
       for (const use of uses) {
         const position = uses.indexOf(use);
         const existing = known.find((c) => c.toolUseId === use.id);
         if (!existing) {
-          await gateToolUse(tx, { run, policy, conversation, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq);
+          await gateToolUse(tx, { run, policy, conversation: conversation!, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq);
         }
         previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
       }
@@ -50,14 +49,14 @@ export async function advanceToolPhase(
     failpoint("after-gate");
   }
 
-  let calls = await deps.db.toolCall.findMany({ where: { runId: run.id, messageSeq: assistant.seq }, orderBy: { position: "asc" } });
+  let calls = missing.length ? await callsOfMessage(deps.db, run.id, assistant.seq) : known;
   const now = Date.now();
   // EXECUTING here means a worker died mid-call: run it again; its idempotency key makes that safe.
   const runnable = calls.filter((c) => c.status === "APPROVED" || c.status === "EXECUTING" || (c.status === "RETRY_WAIT" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now)));
   if (runnable.length) {
     // Several tool_use blocks of one reply run concurrently; the next request waits for all of them.
     await Promise.all(runnable.map((c) => executeCall(deps, run, c, policy)));
-    calls = await deps.db.toolCall.findMany({ where: { runId: run.id, messageSeq: assistant.seq }, orderBy: { position: "asc" } });
+    calls = await callsOfMessage(deps.db, run.id, assistant.seq);
   }
 
   if (calls.some((c) => c.status === "PARKED")) return { kind: "parked" };
@@ -76,7 +75,7 @@ export async function advanceToolPhase(
 }
 
 /** The ONE user message answering an assistant message: every tool_result first, then queued customer text. */
-async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: Array<{ toolUseId: string; result: unknown; isError: boolean }>) {
+async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: ToolCallRow[]) {
   await deps.db.$transaction(async (tx) => {
     await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
     const results: ContentBlock[] = uses.map((use) => {
@@ -84,11 +83,26 @@ async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.Too
       return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
     });
     // Customer text that arrived while the calls were pending reaches the model right after the results.
-    const queued = await tx.message.findMany({ where: { conversationId: run.conversationId, pendingDelivery: true }, orderBy: { seq: "asc" } });
-    if (queued.length) {
-      await tx.message.updateMany({ where: { id: { in: queued.map((q) => q.id) } }, data: { pendingDelivery: false, runId: run.id } });
-    }
-    const texts: ContentBlock[] = queued.map((q) => ({ type: "text", text: q.displayText ?? "" }));
+    const queued = await tx.$queryRaw<Array<{ displayText: string | null }>>`
+      UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${run.id}
+      WHERE id IN (SELECT id FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE)
+      RETURNING seq, "displayText"`;
+    const texts: ContentBlock[] = (queued as Array<{ seq?: number; displayText: string | null }>)
+      .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0))
+      .map((q) => ({ type: "text", text: q.displayText ?? "" }));
     await appendMessage(tx, { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "user", author: "HARNESS", content: [...results, ...texts] });
   });
+}
+
+/** The tool call of this run just before this message (from the transcript), for identical-call detection. */
+async function previousToolUse(deps: RuntimeDeps, run: RunRef, beforeSeq: number): Promise<{ name: string; canonicalInput: string } | null> {
+  const rows = await loadTranscriptRows(deps.db, run.conversationId);
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i]!;
+    if (row.seq >= beforeSeq || row.role !== "assistant" || row.runId !== run.id) continue;
+    const uses = (row.content as ContentBlock[]).filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
+    const last = uses[uses.length - 1];
+    if (last) return { name: last.name, canonicalInput: canonicalJson(last.input ?? {}) };
+  }
+  return null;
 }

@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { PrismaTx, Json } from "@/lib/db/prisma-types";
-import { publishEvent } from "@/lib/events";
+import type { PrismaTx } from "@/lib/db/prisma-types";
+import { randomUUID } from "node:crypto";
 
 export type ContentBlock = Anthropic.ContentBlockParam;
 export type MessageParam = Anthropic.MessageParam;
@@ -20,35 +20,30 @@ export interface AppendMessage {
 }
 
 /**
- * Appends one message row. The conversation's counter is incremented in the same transaction, which both
- * numbers the message and serialises concurrent appends to one conversation. Rows are never rewritten.
+ * Appends one message row in ONE statement: the conversation's counter is incremented and the row inserted with
+ * that number (and, for what the customer sees, the live-update event) — which also serialises concurrent appends
+ * to one conversation, because the counter's row lock is held until commit. Rows are never rewritten.
  */
-export async function appendMessage(tx: PrismaTx, m: AppendMessage) {
-  const { messageCount: seq } = await tx.conversation.update({
-    where: { id: m.conversationId },
-    data: { messageCount: { increment: 1 } },
-    select: { messageCount: true },
-  });
-  const row = await tx.message.create({
-    data: {
-      tenantId: m.tenantId,
-      conversationId: m.conversationId,
-      runId: m.runId ?? null,
-      seq,
-      role: m.role,
-      author: m.author,
-      content: m.content as unknown as Json,
-      inTranscript: m.inTranscript ?? true,
-      shownToCustomer: m.shownToCustomer ?? false,
-      displayText: m.displayText ?? null,
-      pendingDelivery: m.pendingDelivery ?? false,
-      staffId: m.staffId ?? null,
-    },
-  });
-  if (row.shownToCustomer) {
-    await publishEvent(tx, { tenantId: m.tenantId, conversationId: m.conversationId, type: "message.created", data: { seq, author: m.author } });
-  }
-  return row;
+export async function appendMessage(tx: PrismaTx, m: AppendMessage): Promise<{ id: string; seq: number }> {
+  const id = randomUUID();
+  const shown = m.shownToCustomer ?? false;
+  const rows = await tx.$queryRaw<Array<{ seq: number }>>`
+    WITH c AS (
+      UPDATE "Conversation" SET "messageCount" = "messageCount" + 1, "updatedAt" = now()
+      WHERE id = ${m.conversationId} RETURNING "messageCount"
+    ), msg AS (
+      INSERT INTO "Message" (id, "tenantId", "conversationId", "runId", seq, role, author, content, "inTranscript", "shownToCustomer", "displayText", "pendingDelivery", "staffId")
+      SELECT ${id}, ${m.tenantId}, ${m.conversationId}, ${m.runId ?? null}, c."messageCount", ${m.role}::"MessageRole", ${m.author}::"MessageAuthor",
+             ${JSON.stringify(m.content)}::jsonb, ${m.inTranscript ?? true}, ${shown}, ${m.displayText ?? null}, ${m.pendingDelivery ?? false}, ${m.staffId ?? null}
+      FROM c RETURNING seq
+    ), ev AS (
+      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
+      SELECT ${m.tenantId}, ${m.conversationId}, 'message.created', jsonb_build_object('seq', msg.seq, 'author', ${m.author}::text)
+      FROM msg WHERE ${shown}
+    )
+    SELECT seq FROM msg`;
+  if (!rows[0]) throw new Error(`conversation ${m.conversationId} not found`);
+  return { id, seq: rows[0].seq };
 }
 
 /**
@@ -69,13 +64,31 @@ export function buildModelMessages(rows: Array<{ role: string; content: unknown 
   return out;
 }
 
-/** Transcript rows of a conversation (what the model sees), optionally only those after a seq. */
-export async function loadTranscriptRows(db: PrismaTx, conversationId: string, afterSeq = 0) {
-  return db.message.findMany({
-    where: { conversationId, inTranscript: true, seq: { gt: afterSeq } },
-    orderBy: { seq: "asc" },
-    select: { seq: true, role: true, content: true, author: true, runId: true },
-  });
+export interface TranscriptRow {
+  seq: number;
+  role: "user" | "assistant";
+  content: unknown;
+  author: string;
+  runId: string | null;
+}
+
+// Transcript rows are append-only and numbered in commit order (the counter's row lock), so a process may keep
+// what it read and fetch only rows after the last seq it has. Bounded; correctness never depends on it.
+const cache = new Map<string, TranscriptRow[]>();
+const CACHE_CONVERSATIONS = 500;
+
+/** Transcript rows of a conversation (what the model sees), in order; reads only what this process has not seen. */
+export async function loadTranscriptRows(db: PrismaTx, conversationId: string): Promise<TranscriptRow[]> {
+  const known = cache.get(conversationId) ?? [];
+  const afterSeq = known.length ? known[known.length - 1]!.seq : 0;
+  const fresh = await db.$queryRaw<TranscriptRow[]>`
+    SELECT seq, role::text AS role, content, author::text AS author, "runId" FROM "Message"
+    WHERE "conversationId" = ${conversationId} AND "inTranscript" AND seq > ${afterSeq} ORDER BY seq`;
+  const rows = fresh.length ? [...known, ...fresh] : known;
+  cache.delete(conversationId);
+  cache.set(conversationId, rows); // most recently used last
+  if (cache.size > CACHE_CONVERSATIONS) cache.delete(cache.keys().next().value!);
+  return rows;
 }
 
 /**

@@ -26,8 +26,11 @@ export function normaliseOrderNumber(raw: string): string {
   return raw.trim().toUpperCase();
 }
 
+/** What gates need about an order: one narrow read (gating runs on every proposed call). */
 export async function orderFacts(db: PrismaTx, tenantId: string, orderNumber: string, summary: string, amountCents?: number): Promise<CallFacts> {
-  const order = await findOrder(db, tenantId, orderNumber);
+  const [order] = await db.$queryRaw<Array<{ customerId: string; status: string; totalCents: number; refundedCents: number }>>`
+    SELECT "customerId", status::text AS status, "totalCents", "refundedCents" FROM "Order"
+    WHERE "tenantId" = ${tenantId} AND number = ${normaliseOrderNumber(orderNumber)}`;
   return {
     orderNumber: normaliseOrderNumber(orderNumber),
     amountCents,

@@ -246,9 +246,11 @@ describe("the stop check and guards", () => {
   });
 
   it("the turn budget is a guard: hitting it hands off honestly", async () => {
+    // Policies are versioned, never edited in place: publish v2 with a smaller turn budget.
     const policy = await h.db.policyVersion.findFirstOrThrow({ where: { tenantId: h.acme.id, version: 1 } });
     const rules = policy.rules as { budgets: { maxTurns: number } };
-    await h.db.policyVersion.update({ where: { id: policy.id }, data: { rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 2 } } } });
+    await h.db.policyVersion.create({ data: { tenantId: h.acme.id, version: 2, rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 2 } } } });
+    await h.db.tenant.update({ where: { id: h.acme.id }, data: { policyVersion: 2 } });
     h.script.push(
       reply("tool_use", { type: "tool_use", name: "lookup_order", input: { order_number: "A-1001" } }),
       reply("tool_use", { type: "tool_use", name: "lookup_order", input: { order_number: "A-1002" } }),
