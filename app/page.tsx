@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { systemStatus } from "@/lib/system-status";
 
 export const dynamic = "force-dynamic";
@@ -7,7 +8,11 @@ export default async function Home() {
   return (
     <main className="mx-auto max-w-2xl p-8">
       <h1 className="text-2xl font-semibold">Human-in-the-loop support agent</h1>
-      <dl className="mt-6 grid grid-cols-[max-content_1fr] gap-x-6 gap-y-2 text-sm">
+      <p className="mt-2 text-slate-600">
+        A support agent that parks risky actions for a person, and resumes them exactly once when approved.
+      </p>
+      <h2 className="mt-8 text-lg font-semibold">What runs</h2>
+      <dl className="mt-3 grid grid-cols-[max-content_1fr] gap-x-6 gap-y-2 text-sm">
         <dt className="font-medium">Database</dt>
         <dd data-testid="status-database">{status.database}</dd>
         <dt className="font-medium">Model</dt>
@@ -17,6 +22,23 @@ export default async function Home() {
         <dt className="font-medium">Pending handoffs</dt>
         <dd>{status.pendingHandoffs}</dd>
       </dl>
+      <h2 className="mt-8 text-lg font-semibold">Try it</h2>
+      <ul className="mt-3 list-disc space-y-1 pl-6 text-sm">
+        <li>
+          <Link className="text-blue-700 underline" href="/shop/acme">The Acme Outfitters demo shop</Link> with the chat widget embedded
+          (browse anonymously or as Dana or Sam).
+        </li>
+        <li>
+          <Link className="text-blue-700 underline" href="/console">The reviewer console</Link> — sign in as raj@acme.test /
+          demo-password (see the README for every login).
+        </li>
+      </ul>
+      <h2 className="mt-8 text-lg font-semibold">Coming next</h2>
+      <ul className="mt-3 list-disc space-y-1 pl-6 text-sm text-slate-600">
+        <li>Supervisor analytics: metrics, filters and JSON export over every run.</li>
+        <li>Per-shop settings, a token-authenticated JSON API and signed webhooks.</li>
+        <li>Nested agent-as-tool interrupts that survive rehydration.</li>
+      </ul>
     </main>
   );
 }
