@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { after } from "next/server";
 import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
@@ -26,9 +27,12 @@ export async function POST(req: Request, ctx: ShopParams) {
     const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model });
     if (intake.kind === "started") {
       const runId = intake.runId;
+      // Its own lease identity: the lease is re-entrant per owner, and this process's worker shares `deps`,
+      // so with the shared id both could "claim" the same run at once.
+      const advancer = { ...deps, workerId: `${deps.workerId}:widget:${randomUUID().slice(0, 8)}` };
       after(async () => {
         try {
-          await advanceConversationFrom(deps, runId);
+          await advanceConversationFrom(advancer, runId);
         } catch (err) {
           // The run keeps its state in the database; a worker (or the next message) picks it up again.
           console.error(`[widget] advancing run ${runId} failed:`, err instanceof Error ? err.stack ?? err.message : err);
