@@ -1,7 +1,6 @@
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { pendingHandoffs, Storefront } from "./fixtures/widget";
-import type { WidgetSession } from "../lib/widget/api-types";
+import { Storefront } from "./fixtures/widget";
 
 test.describe("at phone width", () => {
   test.use({ viewport: { width: 360, height: 640 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
@@ -31,22 +30,6 @@ test.describe("at phone width", () => {
     await expect(shop.iframe).toBeHidden();
     await expect(shop.launcher).toBeInViewport();
   });
-});
-
-test("“Talk to a person” escalates at once", async ({ page }) => {
-  const shop = new Storefront(page);
-  const started = page.waitForResponse((r) => r.url().includes("/conversation") && r.request().method() === "POST" && r.ok());
-  await shop.goto();
-  await shop.open();
-  const { view } = (await (await started).json()) as WidgetSession;
-  await shop.frame.getByRole("button", { name: "Talk to a person" }).click();
-  await expect(shop.status).toContainText("has been asked to join");
-  await expect(shop.talkToPerson).toHaveText("Person requested");
-  await expect(shop.messagesFrom("system").last()).toContainText("asked a person from our team to join");
-  const escalations = pendingHandoffs(view.conversationId).filter((h) => h.kind === "ESCALATION");
-  expect(escalations).toHaveLength(1);
-  // The customer can keep writing while they wait.
-  await shop.send("My order number is A-1001.");
 });
 
 test("keyboard: open, type, send, and Escape closes back to the launcher", async ({ page }) => {
