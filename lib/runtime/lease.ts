@@ -10,12 +10,14 @@ export class LeaseLostError extends Error {
 
 /**
  * Claims a run for one worker with a conditional update: only a RUNNING run whose lease is free or expired.
- * A crashed worker's lease simply expires and the next claim wins. Returns false when someone else holds it.
+ * A crashed worker's lease simply expires and the next claim wins. Not re-entrant: a second advance of the same
+ * run by the same runtime (a request and the in-process worker share one) is refused too.
+ * Returns false when the run is held.
  */
 export async function claimRun(db: PrismaClient, runId: string, owner: string, leaseMs: number): Promise<boolean> {
   const claimed = await db.$executeRaw`
     UPDATE "Run" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8)
-    WHERE id = ${runId} AND phase = 'RUNNING' AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < now() OR "leaseOwner" = ${owner})`;
+    WHERE id = ${runId} AND phase = 'RUNNING' AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < now())`;
   return claimed === 1;
 }
 

@@ -53,6 +53,14 @@ describe("racing decisions and workers", () => {
     expect((await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).phase).toBe("COMPLETED");
   });
 
+  it("the lease is not re-entrant: the same runtime advancing one run twice at once claims it once", async () => {
+    const { out, handoff } = await parkRefund();
+    await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" });
+    const results = await Promise.all([advanceRun(h.deps, out.runId!), advanceRun(h.deps, out.runId!)]);
+    expect(results.filter((r) => r.claimed)).toHaveLength(1);
+    expect(await h.effects()).toHaveLength(1);
+  });
+
   it("the provider honours idempotency keys: same key → the recorded outcome, never a second effect", async () => {
     const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1001" } });
     const attempt = () =>
