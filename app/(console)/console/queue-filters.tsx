@@ -31,7 +31,7 @@ export function QueueFilters({ value, onChange }: { value: QueueFilter; onChange
       </Field>
       <Field id="f-claimed" label="Claimed by">
         <Select id="f-claimed" value={value.claimed} onChange={(e) => set({ claimed: e.target.value })}>
-          <option value="anyone">Anyone or nobody</option>
+          <option value="anyone">Any</option>
           <option value="me">Me</option>
           <option value="others">Someone else</option>
           <option value="nobody">Nobody</option>

@@ -124,8 +124,16 @@ export function QueueView({ initialItems, initialFilter, initialCursor, me }: { 
                         {h.approvals.length} of {h.requiredApprovals} approvals
                       </span>
                     ) : null}
-                    <span className={cx("ml-auto", h.claimedBy ? "font-medium text-slate-900" : "text-slate-500")} data-testid="queue-claim">
-                      {h.claimedBy ? (claimedByMe ? "Claimed by you" : `Claimed by ${h.claimedBy.name ?? "another reviewer"}`) : h.status === "PENDING" ? "Unclaimed" : h.decidedBy ? `Decided by ${h.decidedBy.name}` : ""}
+                    <span className={cx("ml-auto", h.status === "PENDING" && h.claimedBy ? "font-medium text-slate-900" : "text-slate-600")} data-testid="queue-claim">
+                      {h.status !== "PENDING"
+                        ? h.decidedBy
+                          ? `${h.status === "RESOLVED" ? "Resolved" : "Decided"} by ${h.decidedBy.name ?? "a reviewer"}`
+                          : h.status.toLowerCase()
+                        : h.claimedBy
+                          ? claimedByMe
+                            ? "Claimed by you"
+                            : `Claimed by ${h.claimedBy.name ?? "another reviewer"}`
+                          : "Unclaimed"}
                     </span>
                   </div>
                 </Link>

@@ -165,6 +165,12 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
     if (editing) editFieldRef.current?.focus();
   }, [editing]);
 
+  // Once the item has moved on, an earlier refusal (e.g. over authority) is no longer the news: the
+  // "changed since you opened it" notice is.
+  useEffect(() => {
+    if (changed) setDecideError(null);
+  }, [changed, live.version]);
+
   useShortcuts({
     c: () => {
       if (open && !live.claimedBy && !claim.isPending) claim.mutate();
@@ -221,7 +227,7 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
         </div>
       </div>
 
-      {changed && !decideError ? (
+      {changed ? (
         <Notice tone="warning" role="alert" data-testid="changed-notice">
           {live.status !== "PENDING"
             ? `Already ${live.status.toLowerCase()}${live.decidedBy?.name ? ` by ${live.decidedBy.name}` : ""}.`
@@ -268,7 +274,7 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                     <div className="flex items-center justify-between gap-2">
                       <span>Nobody is working on this yet.</span>
                       <Button size="sm" variant="primary" onClick={() => claim.mutate()} disabled={claim.isPending} aria-keyshortcuts="c">
-                        Claim <kbd className="text-xs opacity-80">c</kbd>
+                        Claim <kbd aria-hidden="true" className="text-xs opacity-80">c</kbd>
                       </Button>
                     </div>
                   )}
@@ -283,7 +289,7 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                 {alreadyApprovedByMe ? <p className="text-xs text-amber-900">You approved this already; a second, different reviewer must approve it.</p> : null}
 
                 <Button variant="approve" className="w-full" disabled={!canDecide} aria-busy={decide.isPending && decide.variables?.decision === "approve"} aria-keyshortcuts="a" onClick={() => send({ decision: "approve" })}>
-                  {decide.isPending && decide.variables?.decision === "approve" ? "Approving…" : <>Approve <kbd className="text-xs opacity-80">a</kbd></>}
+                  {decide.isPending && decide.variables?.decision === "approve" ? "Approving…" : <>Approve <kbd aria-hidden="true" className="text-xs opacity-80">a</kbd></>}
                 </Button>
 
                 <form
@@ -294,10 +300,11 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                     submitDeny();
                   }}
                 >
-                  <Field id="deny-reason" label={<>Reason to deny <kbd className="text-xs text-slate-500">d</kbd></>} hint="Required. The agent explains it to the customer." error={denyError}>
+                  <Field id="deny-reason" label={<>Reason to deny <kbd aria-hidden="true" className="text-xs text-slate-500">d</kbd></>} hint="Required. The agent explains it to the customer." error={denyError}>
                     <Textarea
                       id="deny-reason"
                       ref={denyRef}
+                      aria-keyshortcuts="d"
                       rows={2}
                       value={denyReason}
                       onChange={(e) => setDenyReason(e.target.value)}
@@ -324,7 +331,7 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                   />
                 ) : (
                   <Button className="w-full" disabled={!canDecide} aria-keyshortcuts="e" onClick={() => setEditing(true)}>
-                    Edit arguments <kbd className="text-xs opacity-80">e</kbd>
+                    Edit arguments <kbd aria-hidden="true" className="text-xs opacity-80">e</kbd>
                   </Button>
                 )}
               </div>
