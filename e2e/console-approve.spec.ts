@@ -1,5 +1,5 @@
 import path from "node:path";
-import { captureActions, effectsOfRun, expect, runOf, seedEscalation, seedRefundApproval, test } from "./fixtures/console";
+import { captureActions, effectsOfRun, expect, runOf, seedCancelApproval, seedEscalation, seedRefundApproval, test } from "./fixtures/console";
 
 // A reviewer works single-approver refunds (the A-1002 case: $250, delivered, arrived damaged) in the
 // console: approve, deny (a reason is required), edit to another amount (shown as a diff, re-checked).
@@ -135,4 +135,33 @@ test("an edit the gates refuse is refused, and nothing runs", async ({ as, hando
   await expect(handoff.error).toContainText("still refundable");
   await expect(handoff.status).toHaveText("pending");
   expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+});
+
+test("other tools are edited as JSON: invalid JSON is caught, the diff shows the change, the edit runs", async ({ as, handoff }) => {
+  const seeded = await seedCancelApproval();
+  await as("raj");
+  await handoff.goto(seeded.handoffId);
+  await expect(handoff.page.getByTestId("call-tool")).toHaveText("cancel_order");
+  await handoff.claimAndWait();
+  await handoff.edit.click();
+  await expect(handoff.editJson).toBeFocused();
+
+  await handoff.editJson.fill('{"order_number": "oops"');
+  await expect(handoff.page.getByText("This is not valid JSON yet.")).toBeVisible();
+  await expect(handoff.approveWithEdits).toBeDisabled();
+
+  const edited = { order_number: seeded.orderNumber, reason: "Customer ordered the wrong size; confirmed by phone" };
+  await handoff.editJson.fill(JSON.stringify(edited, null, 2));
+  const changed = handoff.diff.locator('tr[data-change="changed"]');
+  await expect(changed).toHaveCount(1);
+  await expect(changed).toContainText("reason");
+  await expect(changed).toContainText("confirmed by phone");
+
+  await handoff.approveWithEdits.click();
+  await expect(handoff.result).toContainText("Approved with your edits.");
+  await expect(handoff.runPhase).toContainText("COMPLETED");
+  const effects = effectsOfRun(seeded.runId);
+  expect(effects).toHaveLength(1);
+  expect(effects[0]!.toolName).toBe("cancel_order");
+  expect(effects[0]!.input).toMatchObject(edited);
 });
