@@ -44,3 +44,19 @@ test("a person who takes over answers under their own name, live, and the agent 
   await expect(shop.messagesFrom("agent")).toHaveCount(agentRepliesBefore);
   await expect(shop.frame.getByTestId("widget-typing")).toBeEmpty();
 });
+
+test("a reply that arrives while the chat is closed shows on the launcher", async ({ page }) => {
+  const shop = new Storefront(page);
+  const { view } = await openAnonymous(shop);
+  await shop.frame.getByRole("button", { name: "Talk to a person" }).click();
+  await expect(shop.status).toContainText("has been asked to join");
+  await shop.frame.getByRole("button", { name: "Close chat" }).click();
+  await expect(shop.launcher).toHaveAccessibleName("Open support chat");
+
+  await takeOverAndReply(view.conversationId, "raj@acme.test", "Raj here — I've got your conversation.");
+  // The takeover notice and Raj's reply: two new replies, announced on the launcher.
+  await expect(shop.launcher).toHaveAccessibleName(/Open support chat \(\d+ new repl(y|ies)\)/);
+  await shop.launcher.click();
+  await expect(shop.messagesFrom("person").last()).toContainText("Raj here");
+  await expect(shop.launcher).toHaveAccessibleName("Close support chat");
+});
