@@ -29,7 +29,6 @@ export function approvalsText(h: Pick<ConsoleHandoff, "approvals" | "requiredApp
  * the amount, the recommended action and — for approvals — the exact pending call and the rule that asked.
  */
 export function HandoffRecord({ h }: { h: ConsoleHandoff }) {
-  const willRun = (h.editedInput ?? h.proposedInput) as Record<string, unknown> | null;
   return (
     <div className="space-y-4">
       <Section title="The request" id="record">
@@ -95,7 +94,6 @@ export function HandoffRecord({ h }: { h: ConsoleHandoff }) {
               {h.approvals.length ? <span className="text-slate-600"> (by {h.approvals.map((a) => a.name ?? "a reviewer").join(", ")})</span> : null}
             </Row>
           </dl>
-          {willRun && h.editedInput ? <p className="sr-only">The edited input is what runs when approved.</p> : null}
         </Section>
       ) : null}
     </div>

@@ -102,14 +102,15 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
     onSuccess: (detail) => qc.setQueryData(key, detail),
     onError: (err) => setClaimError(asConsoleError(err).message),
   });
+  // While the page is open and the item is mine, keep the claim alive (quietly: no optimistic flicker).
   useEffect(() => {
     if (!claimedByMe || !open) return;
+    const itemKey = consoleKeys.handoff(id);
     const t = setInterval(() => {
-      void claimHandoffAction({ handoffId: id }).then((r) => (r.ok ? qc.setQueryData(key, r.data) : qc.invalidateQueries({ queryKey: key })));
+      void claimHandoffAction({ handoffId: id }).then((r) => (r.ok ? qc.setQueryData(itemKey, r.data) : qc.invalidateQueries({ queryKey: itemKey })));
     }, CLAIM_RENEW_MS);
     return () => clearInterval(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [claimedByMe, open, id]);
+  }, [claimedByMe, open, id, qc]);
 
   // ---- decision (never optimistic: money moves only when the server says so)
   const [outcome, setOutcome] = useState<DecideResult | null>(null);
