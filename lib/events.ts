@@ -8,11 +8,25 @@ export async function publishEvent(db: PrismaTx, e: { tenantId: string; conversa
   await db.event.create({ data: { tenantId: e.tenantId, conversationId: e.conversationId ?? null, type: e.type, data: e.data ?? {} } });
 }
 
-/** Events after a cursor (exclusive), oldest first. A client keeps the last id it saw. */
-export async function eventsSince(db: PrismaTx, scope: { tenantId: string; conversationId?: string }, cursor: bigint, limit = 200) {
-  return db.event.findMany({
-    where: { tenantId: scope.tenantId, ...(scope.conversationId ? { conversationId: scope.conversationId } : {}), id: { gt: cursor } },
-    orderBy: { id: "asc" },
-    take: limit,
-  });
+export interface FeedEvent {
+  id: bigint;
+  tenantId: string;
+  conversationId: string | null;
+  type: string;
+  data: unknown;
+  createdAt: Date;
+}
+
+/**
+ * Events after a cursor (exclusive), oldest first. A client keeps the last id it saw. Ids come from a sequence,
+ * so a transaction may commit a lower id after a higher one is visible; only events written below the oldest
+ * transaction still in flight are returned, so a cursor never skips an event that commits late.
+ */
+export async function eventsSince(db: PrismaTx, scope: { tenantId: string; conversationId?: string }, cursor: bigint, limit = 200): Promise<FeedEvent[]> {
+  return db.$queryRaw<FeedEvent[]>`
+    SELECT id, "tenantId", "conversationId", type, data, "createdAt" FROM "Event"
+    WHERE "tenantId" = ${scope.tenantId} AND id > ${cursor}
+      AND (${scope.conversationId ?? null}::text IS NULL OR "conversationId" = ${scope.conversationId ?? null}::text)
+      AND txid < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY id LIMIT ${limit}`;
 }

@@ -34,7 +34,7 @@ export async function customerView(db: PrismaTx, conversationId: string, afterSe
     conversationId,
     status,
     owner,
-    verified: !!conversation.verifiedCustomerId,
+    verified: !!conversation.verifiedCustomerId && (!conversation.verificationExpiresAt || conversation.verificationExpiresAt > new Date()),
     pendingApprovals: pending.length,
     lastSeq: conversation.messageCount,
     messages: messages.map((m) => ({

@@ -1,4 +1,5 @@
 import type { RuntimeDeps } from "./deps";
+import { publishEvent } from "@/lib/events";
 import { assertLease, claimRun, LeaseLostError, releaseRun } from "./lease";
 import { failpoint } from "./failpoints";
 import { advanceToolPhase } from "./tool-phase";
@@ -32,7 +33,11 @@ const MAX_STEPS = 64;
 async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_APPROVAL" | "WAITING_FOR_RETRY", nextAttemptAt: Date | null) {
   await deps.db.$transaction(async (tx) => {
     await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-    await tx.$executeRaw`UPDATE "Run" SET phase = ${phase}::"RunPhase", "nextAttemptAt" = ${nextAttemptAt}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = ${runId}`;
+    const [run] = await tx.$queryRaw<Array<{ tenantId: string; conversationId: string }>>`
+      UPDATE "Run" SET phase = ${phase}::"RunPhase", "nextAttemptAt" = ${nextAttemptAt}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL
+      WHERE id = ${runId} RETURNING "tenantId", "conversationId"`;
+    // Live views learn that the run now waits (for a person, or a retry) in the same commit.
+    await publishEvent(tx, { tenantId: run!.tenantId, conversationId: run!.conversationId, type: "run.phase", data: { runId, phase } });
   });
 }
 

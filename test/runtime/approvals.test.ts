@@ -3,6 +3,7 @@ import { createHarness, type Harness } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
 import { expireDueApprovals } from "@/lib/handoffs/decide";
 import { runWorkerOnce } from "@/lib/runtime/worker";
+import { eventsSince } from "@/lib/events";
 
 let h: Harness;
 beforeEach(async () => { h = await createHarness(); });
@@ -42,6 +43,9 @@ describe("parking at an approval", () => {
     expect(await h.effects()).toHaveLength(0);
     const run = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
     expect(run.leaseOwner).toBeNull();
+    // Live views learn the run waits for a person from the feed, in the same commit as the phase change.
+    const feed = await eventsSince(h.db, { tenantId: h.acme.id, conversationId: out.conversationId }, 0n);
+    expect(feed.map((e) => [e.type, (e.data as { phase?: string }).phase])).toContainEqual(["run.phase", "WAITING_FOR_APPROVAL"]);
     // What the next request needs is saved: the assistant message with the pending tool_use is the last one.
     const detail = await h.runDetail(out.runId!);
     const last = detail.transcript[detail.transcript.length - 1]!;
