@@ -117,10 +117,15 @@ export async function runInspection(db: PrismaTx, tenantId: string, runId: strin
 }
 export type RunInspection = Awaited<ReturnType<typeof runInspection>>;
 
-/** The newest event id of the shop: a live view loads its data, then follows the feed from here. */
+/**
+ * Where a live view starts following the feed: it reads this, then loads its data. Same visibility rule as
+ * eventsSince (only events below the oldest transaction still in flight), so an event that commits late
+ * with a lower id is still delivered; at worst the view refetches once for something it already shows.
+ */
 export async function eventHead(db: PrismaTx, tenantId: string): Promise<string> {
-  const last = await db.event.findFirst({ where: { tenantId }, orderBy: { id: "desc" }, select: { id: true } });
-  return (last?.id ?? BigInt(0)).toString();
+  const rows = await db.$queryRaw<Array<{ head: bigint | null }>>`
+    SELECT max(id) AS head FROM "Event" WHERE "tenantId" = ${tenantId} AND txid < pg_snapshot_xmin(pg_current_snapshot())`;
+  return (rows[0]?.head ?? BigInt(0)).toString();
 }
 
 export const EVENTS_PAGE = 200;
