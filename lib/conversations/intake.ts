@@ -64,8 +64,10 @@ export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: st
 
   return db.$transaction(async (tx) => {
     // Lock the conversation: a concurrent message and a finishing run must not both think it is free.
-    const [conv] = await tx.$queryRaw<Array<{ id: string; status: string; activeRunId: string | null; customerId: string | null; messageCount: number }>>`
-      SELECT id, status::text AS status, "activeRunId", "customerId", "messageCount" FROM "Conversation" WHERE id = ${a.conversationId} AND "tenantId" = ${a.tenantId} FOR UPDATE`;
+    const [conv] = await tx.$queryRaw<Array<{ id: string; status: string; activeRunId: string | null; customerId: string | null; messageCount: number; policyVersion: number }>>`
+      SELECT c.id, c.status::text AS status, c."activeRunId", c."customerId", c."messageCount", t."policyVersion"
+      FROM "Conversation" c JOIN "Tenant" t ON t.id = c."tenantId"
+      WHERE c.id = ${a.conversationId} AND c."tenantId" = ${a.tenantId} FOR UPDATE OF c`;
     if (!conv) throw new AppError("NOT_FOUND", "This conversation was not found.");
     const base = { tenantId: a.tenantId, conversationId: conv.id, role: "user" as const, author: "CUSTOMER" as const, shownToCustomer: true, displayText: text };
 
@@ -86,7 +88,7 @@ export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: st
       return { kind: "to_person" };
     }
 
-    const policy = await loadPolicy(tx, a.tenantId);
+    const policy = await loadPolicy(tx, a.tenantId, conv.policyVersion);
     const run = await startRun(tx, { tenantId: a.tenantId, conversationId: conv.id, policy, model: a.model });
     const content: ContentBlock[] = [];
     if (conv.messageCount === 0 && conv.customerId) {

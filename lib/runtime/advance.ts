@@ -6,20 +6,22 @@ import { advanceToolPhase } from "./tool-phase";
 import { runModelTurn } from "./model-turn";
 import { escalateRun } from "./run-end";
 import { loadRunState, type RunState } from "./run-state";
-import { loadTranscriptRows, type ContentBlock } from "./transcript";
+import { loadTranscriptRows, type ContentBlock, type TranscriptRow } from "./transcript";
 
 /** The next thing a run needs, read from its transcript: answer an assistant message's tool calls, or call the model. */
-type NextStep = { kind: "tool_phase"; assistant: { seq: number; content: ContentBlock[] } } | { kind: "model_turn" };
+type NextStep =
+  | { kind: "tool_phase"; assistant: { seq: number; content: ContentBlock[] }; rows: TranscriptRow[] }
+  | { kind: "model_turn"; rows: TranscriptRow[] };
 
 async function nextStep(deps: RuntimeDeps, state: RunState): Promise<NextStep> {
   const rows = await loadTranscriptRows(deps.db, state.ref.conversationId);
   const last = rows[rows.length - 1];
   if (last?.role === "assistant") {
     const content = last.content as ContentBlock[];
-    if (content.some((b) => b.type === "tool_use")) return { kind: "tool_phase", assistant: { seq: last.seq, content } };
+    if (content.some((b) => b.type === "tool_use")) return { kind: "tool_phase", assistant: { seq: last.seq, content }, rows };
     // An assistant message without tool_use is only ever left last by pause_turn: send it back as it is.
   }
-  return { kind: "model_turn" };
+  return { kind: "model_turn", rows };
 }
 
 export interface AdvanceResult {
@@ -57,7 +59,7 @@ export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<Adva
     for (let step = 0; step < MAX_STEPS && phase === "RUNNING"; step++) {
       const next = await nextStep(deps, state);
       if (next.kind === "tool_phase") {
-        const outcome = await advanceToolPhase(deps, state, next.assistant);
+        const outcome = await advanceToolPhase(deps, state, next.assistant, next.rows);
         if (outcome.kind === "parked") {
           await setPhase(deps, runId, "WAITING_FOR_APPROVAL", null);
           phase = "WAITING_FOR_APPROVAL";
@@ -73,7 +75,7 @@ export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<Adva
         }
         continue;
       }
-      const turn = await runModelTurn(deps, state);
+      const turn = await runModelTurn(deps, state, next.rows);
       if (turn.kind === "ended") {
         followUpRunId = turn.followUpRunId;
         phase = "ENDED";
@@ -92,10 +94,14 @@ export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<Adva
     if (err instanceof LeaseLostError) return { claimed: true, phase: "LEASE_LOST" };
     throw err;
   } finally {
-    await releaseRun(deps.db, runId, deps.workerId).catch(() => undefined);
+    // Parking and ending already let go of the lease in their own statement; otherwise let go now.
+    if (phase === "RUNNING") await releaseRun(deps.db, runId, deps.workerId).catch(() => undefined);
   }
-  const [final] = await deps.db.$queryRaw<Array<{ phase: string }>>`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`;
-  return { claimed: true, phase: final?.phase, followUpRunId };
+  if (phase === "ENDED" || phase === "RUNNING") {
+    const [final] = await deps.db.$queryRaw<Array<{ phase: string }>>`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`;
+    phase = final?.phase ?? phase;
+  }
+  return { claimed: true, phase, followUpRunId };
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */

@@ -8,7 +8,7 @@ import type { RuntimeDeps } from "./deps";
 import { assertLease } from "./lease";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
-import { appendMessage, buildModelMessages, loadTranscriptRows, transcriptViolations, type ContentBlock, type TranscriptRow } from "./transcript";
+import { appendMessage, buildModelMessages, transcriptViolations, type ContentBlock, type TranscriptRow } from "./transcript";
 import type { RunState } from "./run-state";
 import { escalateRun, finishRun } from "./run-end";
 import { orderNumbersIn, stopCheck } from "./stop-check";
@@ -30,7 +30,7 @@ const toolsForModel = toolDefinitionsForModel();
  * One model turn: send the conversation, inspect stop_reason, append. The decision is stop_reason — never the
  * text, never a counter — and every value is handled; anything unexpected fails to a handoff, never to success.
  */
-export async function runModelTurn(deps: RuntimeDeps, state: RunState): Promise<TurnOutcome> {
+export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[]): Promise<TurnOutcome> {
   const { ref, policy } = state;
   const run = { ...state.counters, model: state.model };
   const ended = (followUpRunId: string | null): TurnOutcome => ({ kind: "ended", followUpRunId });
@@ -46,7 +46,6 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState): Promise<
   if (run.inputTokens + run.outputTokens >= run.tokenBudget) return escalate("budget", `The run used its token budget (${run.tokenBudget}).`, "Token budget exhausted.");
   if (run.activeMs >= b.wallTimeSeconds * 1000) return escalate("budget", `The run used its ${b.wallTimeSeconds}s of working time.`, "Wall-time budget exhausted.");
 
-  const rows = await loadTranscriptRows(deps.db, ref.conversationId);
   const messages = buildModelMessages(rows);
   const violations = transcriptViolations(messages);
   if (violations.length) {
@@ -117,7 +116,8 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState): Promise<
       case "end_turn":
       case "stop_sequence": {
         if (toolUses.length) return escalateHere("no_progress", `The model ended its turn (${stop}) with an unanswered tool call.`, "Malformed model response.");
-        const problems = await checkReply(tx, ref, text, rows);
+        // Locks the conversation too: ownership is checked at the moment of sending, under this lock.
+        const { problems, conversationStatus } = await checkReply(tx, ref, text, rows);
         const blocking = problems.filter((p) => p.kind !== "unanswered_concern" || run.corrections < MAX_CORRECTIONS);
         if (blocking.length) {
           await appendAssistant(false); // kept in the transcript, never shown
@@ -131,9 +131,9 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState): Promise<
         }
         // Ownership is checked at the moment of sending: once a person took over, the agent's reply is kept
         // for the record but never reaches the customer.
-        const [conv] = await tx.$queryRaw<Array<{ status: string }>>`SELECT status::text AS status FROM "Conversation" WHERE id = ${ref.conversationId} FOR UPDATE`;
-        await appendAssistant(conv?.status !== "human");
-        return ended(await finishRun(tx, ref, "COMPLETED", conv?.status === "human" ? "end_turn (suppressed: a person owns the conversation)" : "end_turn", run.model, policy));
+        const personOwns = conversationStatus === "human";
+        await appendAssistant(!personOwns);
+        return ended(await finishRun(tx, ref, "COMPLETED", personOwns ? "end_turn (suppressed: a person owns the conversation)" : "end_turn", run.model, policy));
       }
 
       case "max_tokens":
@@ -165,14 +165,17 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState): Promise<
 
 /** Compares the reply with what this run actually did (one query) and with the orders the customer raised. */
 async function checkReply(tx: PrismaTx, ref: RunRef, reply: string, rows: TranscriptRow[]) {
-  const [done] = await tx.$queryRaw<Array<{ effects: string[]; acted: number }>>`
-    SELECT (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${ref.id}) AS effects,
-           (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${ref.id} AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted`;
+  const [done] = await tx.$queryRaw<Array<{ status: string; effects: string[]; acted: number }>>`
+    SELECT c.status::text AS status,
+           (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${ref.id}) AS effects,
+           (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${ref.id} AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted
+    FROM "Conversation" c WHERE c.id = ${ref.conversationId} FOR UPDATE OF c`;
   const raised = rows
     .filter((r) => r.runId === ref.id && r.role === "user")
     .flatMap((r) => (r.content as ContentBlock[]).filter((b): b is Anthropic.TextBlockParam => b.type === "text" && !b.text.startsWith("[harness]")))
     .flatMap((b) => orderNumbersIn(b.text));
-  return stopCheck({ reply, effectsDone: done?.effects ?? [], ordersRaised: (done?.acted ?? 0) > 0 ? [...new Set(raised)] : [] });
+  const problems = stopCheck({ reply, effectsDone: done?.effects ?? [], ordersRaised: (done?.acted ?? 0) > 0 ? [...new Set(raised)] : [] });
+  return { problems, conversationStatus: done?.status };
 }
 
 /** One model call as recorded for the inspector: stop reason, usage, latency, and the response as returned. */

@@ -3,7 +3,7 @@ import type { Policy } from "@/lib/policy/policy";
 import { promptVersion } from "@/lib/agent/prompt";
 import { toolsVersion } from "@/lib/tools/registry";
 import { openEscalation } from "@/lib/handoffs/escalation";
-import { publishEvent } from "@/lib/events";
+import { randomUUID } from "node:crypto";
 import { appendMessage, type ContentBlock } from "./transcript";
 import type { RunRef } from "./tool-gating";
 
@@ -14,22 +14,24 @@ import type { RunRef } from "./tool-gating";
  */
 export async function startRun(tx: PrismaTx, a: { tenantId: string; conversationId: string; policy: Policy; model: string }) {
   const b = a.policy.rules.budgets;
-  const run = await tx.run.create({
-    data: {
-      tenantId: a.tenantId,
-      conversationId: a.conversationId,
-      maxTurns: b.maxTurns,
-      tokenBudget: b.tokenBudget,
-      policyVersion: a.policy.version,
-      promptVersion,
-      toolsVersion,
-      model: a.model,
-    },
-  });
-  const locked = await tx.conversation.updateMany({ where: { id: a.conversationId, activeRunId: null }, data: { activeRunId: run.id } });
-  if (locked.count !== 1) throw new Error("conversation already has an active run");
-  await publishEvent(tx, { tenantId: a.tenantId, conversationId: a.conversationId, type: "run.started", data: { runId: run.id } });
-  return run;
+  const id = randomUUID();
+  // One statement: the run, the conversation's lock on it, and the event. No row comes back when the
+  // conversation already has an active run, and then nothing of it is written.
+  const rows = await tx.$queryRaw<Array<{ id: string }>>`
+    WITH c AS (
+      UPDATE "Conversation" SET "activeRunId" = ${id}, "updatedAt" = now()
+      WHERE id = ${a.conversationId} AND "activeRunId" IS NULL RETURNING id
+    ), r AS (
+      INSERT INTO "Run" (id, "tenantId", "conversationId", "maxTurns", "tokenBudget", "policyVersion", "promptVersion", "toolsVersion", model, "updatedAt")
+      SELECT ${id}, ${a.tenantId}, ${a.conversationId}, ${b.maxTurns}, ${b.tokenBudget}, ${a.policy.version}, ${promptVersion}, ${toolsVersion}, ${a.model}, now()
+      FROM c RETURNING id
+    ), e AS (
+      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
+      SELECT ${a.tenantId}, ${a.conversationId}, 'run.started', jsonb_build_object('runId', r.id) FROM r
+    )
+    SELECT id FROM r`;
+  if (!rows.length) throw new Error("conversation already has an active run");
+  return { id };
 }
 
 /**

@@ -37,7 +37,7 @@ async function approverStillAuthorised(deps: RuntimeDeps, call: CallRow): Promis
  * second worker runs the call again, the provider returns the recorded outcome instead of acting twice.
  * Transient failures wait for a retry with backoff and the same key; exhausted retries fail the call.
  */
-export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: CallRow, policy: Policy): Promise<void> {
+export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: CallRow, policy: Policy): Promise<Pick<ToolCallRow, "status" | "result" | "isError" | "attempts" | "nextAttemptAt">> {
   const tool = getTool(call.name);
   const started = performance.now();
   // A side effect is marked EXECUTING (its attempt counted) before it starts, so a crash is visible and retried
@@ -98,13 +98,16 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
   }
 
   if (call.review) body = { ...body, review: call.review };
-  await deps.db.$transaction(async (tx) => {
+  return deps.db.$transaction(async (tx) => {
     await assertLease(tx, run.id, deps.workerId, deps.leaseMs, { activeMs: performance.now() - started });
     if (retryAt) {
-      await settleCall(tx, call.id, { status: "RETRY_WAIT", result: body, isError: true, nextAttemptAt: retryAt, attempts: attempt });
-      return;
+      const settled = { status: "RETRY_WAIT", result: body, isError: true, nextAttemptAt: retryAt, attempts: attempt };
+      await settleCall(tx, call.id, settled);
+      return settled;
     }
     const result = isError ? body : await afterToolHooks(tx, { run, call, result: body, policy });
-    await settleCall(tx, call.id, { status: isError ? "FAILED" : "SUCCEEDED", result, isError, attempts: attempt });
+    const settled = { status: isError ? "FAILED" : "SUCCEEDED", result, isError, attempts: attempt, nextAttemptAt: null };
+    await settleCall(tx, call.id, settled);
+    return settled;
   });
 }

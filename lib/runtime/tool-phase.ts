@@ -5,7 +5,7 @@ import { callsOfMessage, type ToolCallRow } from "./tool-call-rows";
 import { assertLease } from "./lease";
 import { failpoint } from "./failpoints";
 import { gateToolUse, type RunRef } from "./tool-gating";
-import { loadTranscriptRows } from "./transcript";
+import type { TranscriptRow } from "./transcript";
 import { executeCall } from "./tool-execution";
 import { canonicalJson } from "./idempotency";
 import { appendMessage, type ContentBlock } from "./transcript";
@@ -24,14 +24,14 @@ export type ToolPhaseOutcome =
  * tool_use, in the order of the tool_use blocks, followed by any customer text that arrived meanwhile.
  * Until then the run waits (for a person, or for a retry); nothing is half-appended.
  */
-export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assistant: { seq: number; content: ContentBlock[] }): Promise<ToolPhaseOutcome> {
+export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assistant: { seq: number; content: ContentBlock[] }, rows: TranscriptRow[]): Promise<ToolPhaseOutcome> {
   const { ref: run, policy } = state;
   const uses = assistant.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
   const known = await callsOfMessage(deps.db, run.id, assistant.seq);
   const missing = uses.filter((u) => !known.some((c) => c.toolUseId === u.id));
 
   if (missing.length) {
-    const previous = await previousToolUse(deps, run, assistant.seq);
+    const previous = previousToolUse(rows, run, assistant.seq);
     await deps.db.$transaction(async (tx) => {
       await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
       const [conversation] = await tx.$queryRaw<Array<{ verifiedCustomerId: string | null; verificationExpiresAt: Date | null }>>`
@@ -55,8 +55,11 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
   const runnable = calls.filter((c) => c.status === "APPROVED" || c.status === "EXECUTING" || (c.status === "RETRY_WAIT" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now)));
   if (runnable.length) {
     // Several tool_use blocks of one reply run concurrently; the next request waits for all of them.
-    await Promise.all(runnable.map((c) => executeCall(deps, run, c, policy)));
-    calls = await callsOfMessage(deps.db, run.id, assistant.seq);
+    const settled = await Promise.all(runnable.map((c) => executeCall(deps, run, c, policy)));
+    calls = calls.map((c) => {
+      const i = runnable.indexOf(c);
+      return i === -1 ? c : { ...c, ...settled[i]! };
+    });
   }
 
   if (calls.some((c) => c.status === "PARKED")) return { kind: "parked" };
@@ -95,8 +98,7 @@ async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.Too
 }
 
 /** The tool call of this run just before this message (from the transcript), for identical-call detection. */
-async function previousToolUse(deps: RuntimeDeps, run: RunRef, beforeSeq: number): Promise<{ name: string; canonicalInput: string } | null> {
-  const rows = await loadTranscriptRows(deps.db, run.conversationId);
+function previousToolUse(rows: TranscriptRow[], run: RunRef, beforeSeq: number): { name: string; canonicalInput: string } | null {
   for (let i = rows.length - 1; i >= 0; i--) {
     const row = rows[i]!;
     if (row.seq >= beforeSeq || row.role !== "assistant" || row.runId !== run.id) continue;
