@@ -31,6 +31,8 @@ export default defineConfig({
     url: `http://localhost:${port}/api/health`,
     env: { PORT: String(port), SUPPORT_DB_NAME: process.env.SUPPORT_DB_NAME!, SUPPORT_WORKER_INTERVAL_MS: "500", NEXTAUTH_URL: `http://localhost:${port}` },
     reuseExistingServer: false,
+    // SIGTERM lets `npm start` stop the server and the embedded PostgreSQL it owns.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 15_000 },
     timeout: 240_000,
     stdout: "pipe",
     stderr: "pipe",

@@ -71,7 +71,7 @@ async function main() {
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   const code: number = await new Promise((resolve) => server.on("exit", (c) => resolve(c ?? 0)));
-  await stopEmbeddedIfOwner();
+  await stopEmbeddedIfOwner({ waitForUsersMs: 10_000 });
   process.exit(code);
 }
 

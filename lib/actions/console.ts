@@ -1,12 +1,13 @@
 "use server";
 // The console's server actions: each is a few lines over a lib/ domain function, through the one wrapper
 // (session → staff row re-read → role → zod → domain call → { ok, data } | { ok: false, error }).
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { claimHandoff, releaseHandoffClaim } from "@/lib/console/claims";
 import { handoffDetail, conversationDetail } from "@/lib/console/queries";
 import { decisionSchema, decideHandoff } from "@/lib/handoffs/decide";
 import { handBackConversation, replyAsStaff, takeOverConversation } from "@/lib/conversations/takeover";
-import { advanceConversationFrom } from "@/lib/runtime/advance";
+import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { getRuntime } from "@/lib/runtime/shared-runtime";
 import { staffAction } from "./safe-action";
 
@@ -33,11 +34,14 @@ const consoleDecisionSchema = decisionSchema.extend({ version: z.number().int().
  * here, before answering, so the reviewer sees the state the server confirmed (effect done, phase).
  */
 export const decideHandoffAction = staffAction({ name: "decideHandoff", input: consoleDecisionSchema }, async (input, ctx) => {
-  const outcome = await decideHandoff(ctx.db, ctx, input);
+  // The decision takes the run's lease for this request, so it resumes here rather than in a background worker.
+  const runtime = await getRuntime();
+  const resumer = { ...runtime, workerId: `${runtime.workerId}:console:${randomUUID().slice(0, 8)}` };
+  const outcome = await decideHandoff(ctx.db, ctx, input, { claimFor: claimFor(resumer) });
   let resumeFailed = false;
-  if (outcome.kind !== "awaiting_second_approval") {
+  if (outcome.kind !== "awaiting_second_approval" && outcome.resumable) {
     try {
-      await advanceConversationFrom(await getRuntime(), outcome.runId);
+      await advanceConversationFrom(resumer, outcome.runId, { claimed: true });
     } catch (err) {
       // The decision is committed either way; a worker picks the run up. Say so instead of failing the click.
       console.error("[console] resuming run after a decision failed:", err);

@@ -30,9 +30,10 @@ export async function claimHandoff(db: PrismaClient, actor: { tenantId: string; 
 export async function releaseHandoffClaim(db: PrismaClient, actor: { tenantId: string; staffId: string }, handoffId: string) {
   const h = await db.handoff.findFirst({ where: { id: handoffId, tenantId: actor.tenantId } });
   if (!h) throw new AppError("NOT_FOUND", "This handoff was not found.");
-  await db.$transaction(async (tx) => {
-    await tx.handoff.updateMany({ where: { id: handoffId, claimedById: actor.staffId }, data: { claimedById: null, claimExpiresAt: null } });
-    await publishEvent(tx, { tenantId: actor.tenantId, conversationId: h.conversationId, type: "handoff.claimed", data: { handoffId, staffId: null } });
+  const released = await db.$transaction(async (tx) => {
+    const { count } = await tx.handoff.updateMany({ where: { id: handoffId, claimedById: actor.staffId }, data: { claimedById: null, claimExpiresAt: null } });
+    if (count) await publishEvent(tx, { tenantId: actor.tenantId, conversationId: h.conversationId, type: "handoff.claimed", data: { handoffId, staffId: null } });
+    return count > 0;
   });
-  return { handoffId, released: true };
+  return { handoffId, released };
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { loadPolicy } from "@/lib/runtime/policy";
-import { startRun, noticeToCustomer } from "@/lib/runtime/run-end";
+import { startRun, noticeToCustomer, type LeaseClaim } from "@/lib/runtime/run-end";
 import { appendMessage, type ContentBlock } from "@/lib/runtime/transcript";
 import { formatCents } from "@/lib/money";
 import { publishEvent } from "@/lib/events";
@@ -57,7 +57,7 @@ export type IntakeResult =
  * advances it). If a run is busy or waiting for a person, the text is queued — never appended between a
  * tool_use and its tool_result — and the customer is told honestly what is pending.
  */
-export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: string; conversationId: string; text: unknown; model: string }): Promise<IntakeResult> {
+export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: string; conversationId: string; text: unknown; model: string; claimFor?: LeaseClaim }): Promise<IntakeResult> {
   const parsed = customerTextSchema.safeParse(a.text);
   if (!parsed.success) throw new AppError("INVALID_INPUT", parsed.error.issues[0]?.message ?? "Invalid message.");
   const text = parsed.data;
@@ -89,7 +89,7 @@ export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: st
     }
 
     const policy = await loadPolicy(tx, a.tenantId, conv.policyVersion);
-    const run = await startRun(tx, { tenantId: a.tenantId, conversationId: conv.id, policy, model: a.model });
+    const run = await startRun(tx, { tenantId: a.tenantId, conversationId: conv.id, policy, model: a.model, claimFor: a.claimFor });
     const content: ContentBlock[] = [];
     if (conv.messageCount === 0 && conv.customerId) {
       const customer = await tx.customer.findUnique({ where: { id: conv.customerId } });

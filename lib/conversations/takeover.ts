@@ -27,7 +27,11 @@ export async function takeOverConversation(db: PrismaClient, actor: Actor, conve
     }
     const staff = await tx.staffUser.findUniqueOrThrow({ where: { id: actor.staffId } });
     await tx.conversation.update({ where: { id: conversationId }, data: { status: "human", ownerStaffId: actor.staffId } });
-    await tx.handoff.updateMany({ where: { conversationId, kind: "ESCALATION", status: "PENDING" }, data: { status: "RESOLVED", decidedById: actor.staffId, decidedAt: new Date(), decision: "takeover" } });
+    const resolved = await tx.handoff.findMany({ where: { conversationId, kind: "ESCALATION", status: "PENDING" }, select: { id: true, version: true } });
+    for (const h of resolved) {
+      await tx.handoff.update({ where: { id: h.id }, data: { status: "RESOLVED", decidedById: actor.staffId, decidedAt: new Date(), decision: "takeover", version: h.version + 1, claimedById: null, claimExpiresAt: null } });
+      await publishEvent(tx, { tenantId: actor.tenantId, conversationId, type: "handoff.updated", data: { handoffId: h.id, status: "RESOLVED" } });
+    }
     const notice = `${staff.name} from our team has joined the conversation.`;
     await appendMessage(tx, { tenantId: actor.tenantId, conversationId, role: "assistant", author: "HARNESS", content: [{ type: "text", text: notice }], inTranscript: false, shownToCustomer: true, displayText: notice });
     await tx.auditEvent.create({ data: { tenantId: actor.tenantId, actor: staff.email, action: "conversation.taken_over", subject: conversationId, data: {} } });

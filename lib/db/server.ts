@@ -136,11 +136,19 @@ export function isEmbeddedOwner(): boolean {
  * happened to start the server never pulls it from under a web server that attached meanwhile.
  * A no-op for processes that only connected, and when DATABASE_URL is used.
  */
-export async function stopEmbeddedIfOwner(): Promise<void> {
+export async function stopEmbeddedIfOwner(opts: { waitForUsersMs?: number } = {}): Promise<void> {
   if (!state.usedEmbedded) return;
   state.url = undefined;
   state.usedEmbedded = false;
   const p = paths();
+  // A server process that is shutting down with us (e.g. `next start`'s own children) is given a moment to
+  // exit, so the owner stops the database instead of handing it to a process about to die.
+  const deadline = Date.now() + (opts.waitForUsersMs ?? 0);
+  while (Date.now() < deadline) {
+    const rec = readJson<EmbeddedRecord>(p.record);
+    if (!rec || rec.ownerPid !== process.pid || !rec.users.some((pid) => pid !== process.pid && isAlive(pid))) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await withLock(p, async () => {
     const rec = readJson<EmbeddedRecord>(p.record);
     if (!rec) return;

@@ -7,6 +7,7 @@ import { loadPolicy } from "@/lib/runtime/policy";
 import { canonicalJson, idempotencyKey } from "@/lib/runtime/idempotency";
 import { publishEvent } from "@/lib/events";
 import { formatCents } from "@/lib/money";
+import type { LeaseClaim } from "@/lib/runtime/run-end";
 
 export const decisionSchema = z.object({
   handoffId: z.string().min(1).max(64),
@@ -19,8 +20,8 @@ export const decisionSchema = z.object({
 export type DecisionInput = z.infer<typeof decisionSchema>;
 
 export type DecisionOutcome =
-  | { kind: "approved"; runId: string; handoffId: string }
-  | { kind: "denied"; runId: string; handoffId: string }
+  | { kind: "approved"; runId: string; handoffId: string; resumable: boolean }
+  | { kind: "denied"; runId: string; handoffId: string; resumable: boolean }
   | { kind: "awaiting_second_approval"; handoffId: string; approvals: number; required: number };
 
 type Locked = NonNullable<Awaited<ReturnType<typeof lockHandoff>>>;
@@ -32,15 +33,24 @@ async function lockHandoff(tx: PrismaTx, tenantId: string, id: string) {
   return tx.handoff.findUniqueOrThrow({ where: { id }, include: { approvals: true } });
 }
 
-/** The pending tool call resumes only when no other call of the same assistant message still waits. */
-async function releaseRunIfSettled(tx: PrismaTx, runId: string) {
+/**
+ * The pending tool call resumes only when no other call of the same assistant message still waits. With
+ * `claimFor`, the decider takes the run's lease in the same commit and resumes it itself. Returns whether the
+ * run was released to resume.
+ */
+async function releaseRunIfSettled(tx: PrismaTx, runId: string, claimFor?: LeaseClaim): Promise<boolean> {
   const call = await tx.toolCall.findFirst({ where: { runId, status: "PARKED" } });
-  if (!call) await tx.run.updateMany({ where: { id: runId, phase: "WAITING_FOR_APPROVAL" }, data: { phase: "RUNNING" } });
+  if (call) return false;
+  const released = await tx.$executeRaw`
+    UPDATE "Run" SET phase = 'RUNNING', "updatedAt" = now(), "leaseOwner" = ${claimFor?.workerId ?? null},
+           "leaseExpiresAt" = CASE WHEN ${!!claimFor}::boolean THEN now() + make_interval(secs => ${(claimFor?.leaseMs ?? 0) / 1000}::float8) END
+    WHERE id = ${runId} AND phase = 'WAITING_FOR_APPROVAL'`;
+  return released === 1;
 }
 
 /** Marks an approval handoff expired: its own outcome, told to the model as "expired", never as "denied". */
 export async function expireHandoff(tx: PrismaTx, h: { id: string; runId: string | null; toolCallId: string | null; tenantId: string; conversationId: string; version: number }) {
-  await tx.handoff.update({ where: { id: h.id }, data: { status: "EXPIRED", decision: "expired", decidedAt: new Date(), version: h.version + 1 } });
+  await tx.handoff.update({ where: { id: h.id }, data: { status: "EXPIRED", decision: "expired", decidedAt: new Date(), version: h.version + 1, claimedById: null, claimExpiresAt: null } });
   if (h.toolCallId) {
     await tx.toolCall.update({
       where: { id: h.toolCallId },
@@ -81,7 +91,7 @@ export async function expireDueApprovals(db: PrismaClient, now = new Date()): Pr
  * (SAME_APPROVER), or the input is bad (INVALID_INPUT, GATE_DENIED for an edit the gates refuse).
  * Approve/edit marks THAT call to run; the caller resumes the run (or a worker does).
  */
-export async function decideHandoff(db: PrismaClient, actor: { tenantId: string; staffId: string }, raw: unknown): Promise<DecisionOutcome> {
+export async function decideHandoff(db: PrismaClient, actor: { tenantId: string; staffId: string }, raw: unknown, opts: { claimFor?: LeaseClaim } = {}): Promise<DecisionOutcome> {
   const parsed = decisionSchema.safeParse(raw);
   if (!parsed.success) throw new AppError("INVALID_INPUT", parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; "));
   const input = parsed.data;
@@ -116,7 +126,7 @@ export async function decideHandoff(db: PrismaClient, actor: { tenantId: string;
 
     if (input.decision === "deny") {
       if (!input.reason) throw new AppError("INVALID_INPUT", "A reason is required to deny.");
-      return deny(tx, h, call, staff, input.reason);
+      return deny(tx, h, call, staff, input.reason, opts.claimFor);
     }
     if (h.approvals.some((a) => a.staffId === staff.id)) {
       throw new AppError("SAME_APPROVER", "You already approved this; a second, different reviewer must approve it.");
@@ -150,7 +160,7 @@ export async function decideHandoff(db: PrismaClient, actor: { tenantId: string;
       : { decision: "approved", by: approverNames.join(" and "), amount_cents: amount };
     await tx.handoff.update({
       where: { id: h.id },
-      data: { status: edited ? "EDITED" : "APPROVED", decision: edited ? "edit" : "approve", decidedById: staff.id, decidedAt: new Date(), decisionReason: input.reason ?? null, version: h.version + 1, ...(edited ? { editedInput: executed as Json, amountCents: amount } : {}) },
+      data: { status: edited ? "EDITED" : "APPROVED", decision: edited ? "edit" : "approve", decidedById: staff.id, claimedById: null, claimExpiresAt: null, decidedAt: new Date(), decisionReason: input.reason ?? null, version: h.version + 1, ...(edited ? { editedInput: executed as Json, amountCents: amount } : {}) },
     });
     await tx.toolCall.update({
       where: { id: call.id },
@@ -165,17 +175,17 @@ export async function decideHandoff(db: PrismaClient, actor: { tenantId: string;
     });
     await tx.auditEvent.create({ data: { tenantId: h.tenantId, runId: h.runId, actor: staff.email, action: edited ? "handoff.edited" : "handoff.approved", subject: h.id, data: review as Json } });
     await publishEvent(tx, { tenantId: h.tenantId, conversationId: h.conversationId, type: "handoff.updated", data: { handoffId: h.id, status: edited ? "EDITED" : "APPROVED" } });
-    await releaseRunIfSettled(tx, h.runId!);
-    return { kind: "approved" as const, runId: h.runId!, handoffId: h.id };
+    const resumable = await releaseRunIfSettled(tx, h.runId!, opts.claimFor);
+    return { kind: "approved" as const, runId: h.runId!, handoffId: h.id, resumable };
   });
 
   if (expiredNow) throw new AppError("EXPIRED", "This approval request expired before your decision; the customer is told nothing was done.");
   return outcome!;
 }
 
-async function deny(tx: PrismaTx, h: Locked, call: { id: string }, staff: { id: string; name: string; email: string }, reason: string): Promise<DecisionOutcome> {
+async function deny(tx: PrismaTx, h: Locked, call: { id: string }, staff: { id: string; name: string; email: string }, reason: string, claimFor?: LeaseClaim): Promise<DecisionOutcome> {
   const review = { decision: "denied", by: staff.name, reason };
-  await tx.handoff.update({ where: { id: h.id }, data: { status: "DENIED", decision: "deny", decidedById: staff.id, decidedAt: new Date(), decisionReason: reason, version: h.version + 1 } });
+  await tx.handoff.update({ where: { id: h.id }, data: { status: "DENIED", decision: "deny", decidedById: staff.id, claimedById: null, claimExpiresAt: null, decidedAt: new Date(), decisionReason: reason, version: h.version + 1 } });
   await tx.toolCall.update({
     where: { id: call.id },
     data: {
@@ -188,8 +198,8 @@ async function deny(tx: PrismaTx, h: Locked, call: { id: string }, staff: { id: 
   });
   await tx.auditEvent.create({ data: { tenantId: h.tenantId, runId: h.runId, actor: staff.email, action: "handoff.denied", subject: h.id, data: review } });
   await publishEvent(tx, { tenantId: h.tenantId, conversationId: h.conversationId, type: "handoff.updated", data: { handoffId: h.id, status: "DENIED" } });
-  await releaseRunIfSettled(tx, h.runId!);
-  return { kind: "denied", runId: h.runId!, handoffId: h.id };
+  const resumable = await releaseRunIfSettled(tx, h.runId!, claimFor);
+  return { kind: "denied", runId: h.runId!, handoffId: h.id, resumable };
 }
 
 /** An edit goes through the gates again, with the reviewer's authority in place of the approval band. */

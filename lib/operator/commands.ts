@@ -1,7 +1,7 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
-import { advanceConversationFrom } from "@/lib/runtime/advance";
+import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { customerTextSchema, openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { decideHandoff } from "@/lib/handoffs/decide";
 import { loadPolicy } from "@/lib/runtime/policy";
@@ -63,8 +63,9 @@ export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId
     token = opened.token;
   }
   const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).messageCount;
-  const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model });
-  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId);
+  // The run is created with this process's lease, so it answers here even if a background worker is polling.
+  const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model, claimFor: claimFor(deps) });
+  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId, { claimed: true });
   const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
   const runId = intake.kind === "to_person" ? null : intake.runId;
   const run = runId ? await deps.db.run.findUnique({ where: { id: runId } }) : null;
@@ -93,8 +94,8 @@ export async function decide(deps: RuntimeDeps, a: { handoffId: string; staffEma
     version: a.version,
     reason: a.reason,
     editedInput: a.input,
-  });
-  if (outcome.kind !== "awaiting_second_approval") await advanceConversationFrom(deps, outcome.runId);
+  }, { claimFor: claimFor(deps) });
+  if (outcome.kind !== "awaiting_second_approval" && outcome.resumable) await advanceConversationFrom(deps, outcome.runId, { claimed: true });
   const h = await deps.db.handoff.findUniqueOrThrow({ where: { id: a.handoffId }, include: { approvals: true } });
   const run = h.runId ? await deps.db.run.findUnique({ where: { id: h.runId } }) : null;
   return {

@@ -49,8 +49,10 @@ async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_AP
  * process at any time: without the lease it does nothing; after a crash the next call picks up where the
  * database says the run is.
  */
-export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<AdvanceResult> {
-  if (!(await claimRun(deps.db, runId, deps.workerId, deps.leaseMs))) return { claimed: false };
+export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claimed?: boolean } = {}): Promise<AdvanceResult> {
+  // `claimed`: the caller created or resumed the run with the lease already in this runtime's name (see
+  // `claimFor` in intake and decisions), so no background worker can take it in between.
+  if (!opts.claimed && !(await claimRun(deps.db, runId, deps.workerId, deps.leaseMs))) return { claimed: false };
   failpoint("after-claim");
   const state = await loadRunState(deps.db, runId);
   let followUpRunId: string | null = null;
@@ -105,10 +107,13 @@ export async function advanceRun(deps: RuntimeDeps, runId: string): Promise<Adva
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */
-export async function advanceConversationFrom(deps: RuntimeDeps, runId: string): Promise<void> {
-  let next: string | null | undefined = runId;
-  for (let i = 0; next && i < 10; i++) {
-    const result: AdvanceResult = await advanceRun(deps, next);
-    next = result.followUpRunId;
-  }
+export async function advanceConversationFrom(deps: RuntimeDeps, runId: string, opts: { claimed?: boolean } = {}): Promise<AdvanceResult> {
+  let result: AdvanceResult = await advanceRun(deps, runId, opts);
+  for (let i = 0; result.followUpRunId && i < 10; i++) result = await advanceRun(deps, result.followUpRunId);
+  return result;
+}
+
+/** The lease a caller takes at the moment it creates or resumes a run, so it can advance the run itself. */
+export function claimFor(deps: RuntimeDeps) {
+  return { workerId: deps.workerId, leaseMs: deps.leaseMs };
 }

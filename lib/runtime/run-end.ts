@@ -8,11 +8,17 @@ import { appendMessage, type ContentBlock } from "./transcript";
 import type { RunRef } from "./tool-gating";
 
 
+/** A lease taken by the caller at creation or resume: it advances the run itself; if it dies, the lease expires. */
+export interface LeaseClaim {
+  workerId: string;
+  leaseMs: number;
+}
+
 /**
  * Creates a run for a conversation and makes it the conversation's one active run. The conditional update
  * is the lock: if another run is active, this returns null and the caller queues the customer's text instead.
  */
-export async function startRun(tx: PrismaTx, a: { tenantId: string; conversationId: string; policy: Policy; model: string }) {
+export async function startRun(tx: PrismaTx, a: { tenantId: string; conversationId: string; policy: Policy; model: string; claimFor?: LeaseClaim }) {
   const b = a.policy.rules.budgets;
   const id = randomUUID();
   // One statement: the run, the conversation's lock on it, and the event. No row comes back when the
@@ -22,8 +28,9 @@ export async function startRun(tx: PrismaTx, a: { tenantId: string; conversation
       UPDATE "Conversation" SET "activeRunId" = ${id}, "updatedAt" = now()
       WHERE id = ${a.conversationId} AND "activeRunId" IS NULL RETURNING id
     ), r AS (
-      INSERT INTO "Run" (id, "tenantId", "conversationId", "maxTurns", "tokenBudget", "policyVersion", "promptVersion", "toolsVersion", model, "updatedAt")
-      SELECT ${id}, ${a.tenantId}, ${a.conversationId}, ${b.maxTurns}, ${b.tokenBudget}, ${a.policy.version}, ${promptVersion}, ${toolsVersion}, ${a.model}, now()
+      INSERT INTO "Run" (id, "tenantId", "conversationId", "maxTurns", "tokenBudget", "policyVersion", "promptVersion", "toolsVersion", model, "leaseOwner", "leaseExpiresAt", "updatedAt")
+      SELECT ${id}, ${a.tenantId}, ${a.conversationId}, ${b.maxTurns}, ${b.tokenBudget}, ${a.policy.version}, ${promptVersion}, ${toolsVersion}, ${a.model},
+             ${a.claimFor?.workerId ?? null}, CASE WHEN ${!!a.claimFor}::boolean THEN now() + make_interval(secs => ${(a.claimFor?.leaseMs ?? 0) / 1000}::float8) END, now()
       FROM c RETURNING id
     ), e AS (
       INSERT INTO "Event" ("tenantId", "conversationId", type, data)

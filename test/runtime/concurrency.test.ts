@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
 import { decideHandoff } from "@/lib/handoffs/decide";
-import { advanceRun } from "@/lib/runtime/advance";
+import { advanceConversationFrom, advanceRun, claimFor } from "@/lib/runtime/advance";
+import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
+import { runWorkerOnce } from "@/lib/runtime/worker";
 import { performEffect } from "@/lib/commerce/provider";
 
 let h: Harness;
@@ -58,6 +60,24 @@ describe("racing decisions and workers", () => {
     await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" });
     const results = await Promise.all([advanceRun(h.deps, out.runId!), advanceRun(h.deps, out.runId!)]);
     expect(results.filter((r) => r.claimed)).toHaveLength(1);
+    expect(await h.effects()).toHaveLength(1);
+  });
+
+  it("a run created (or resumed) with the caller's lease is not taken by a polling worker in between", async () => {
+    const dana = await h.db.customer.findFirstOrThrow({ where: { email: "dana@example.com" } });
+    const { conversation } = await openConversation(h.db, { tenantId: h.acme.id, customerId: dana.id });
+    const intake = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId: conversation.id, text: "My order A-1002 arrived damaged, please refund it.", model: "m", claimFor: claimFor(h.deps) });
+    if (intake.kind !== "started") throw new Error("expected a run");
+    const polled = await runWorkerOnce(h.newDeps("background-worker"));
+    expect(polled.advanced).toBe(0);
+    const mine = await advanceConversationFrom(h.deps, intake.runId, { claimed: true });
+    expect(mine.phase).toBe("WAITING_FOR_APPROVAL");
+
+    const handoff = await h.db.handoff.findFirstOrThrow({ where: { runId: intake.runId } });
+    const decided = await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" }, { claimFor: claimFor(h.deps) });
+    expect(decided.kind === "approved" && decided.resumable).toBe(true);
+    expect((await runWorkerOnce(h.newDeps("background-worker"))).advanced).toBe(0);
+    expect((await advanceConversationFrom(h.deps, intake.runId, { claimed: true })).phase).toBe("COMPLETED");
     expect(await h.effects()).toHaveLength(1);
   });
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
 import { customerTextSchema, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { getRuntime } from "@/lib/runtime/shared-runtime";
-import { advanceConversationFrom } from "@/lib/runtime/advance";
+import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { assertSameOrigin, bearerToken, errorResponse, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
 import type { WidgetSendResponse } from "@/lib/widget/api-types";
@@ -24,15 +24,15 @@ export async function POST(req: Request, ctx: ShopParams) {
     const conversation = await visitorConversation(db, tenant, bearerToken(req));
     const { text } = await readJson(req, sendSchema);
     const deps = await getRuntime();
-    const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model });
+    // Its own lease identity, taken as the run is created: the in-process worker cannot pick the run up in
+    // between, and if this process dies the lease expires and a worker does.
+    const advancer = { ...deps, workerId: `${deps.workerId}:widget:${randomUUID().slice(0, 8)}` };
+    const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model, claimFor: claimFor(advancer) });
     if (intake.kind === "started") {
       const runId = intake.runId;
-      // Its own lease identity: the lease is re-entrant per owner, and this process's worker shares `deps`,
-      // so with the shared id both could "claim" the same run at once.
-      const advancer = { ...deps, workerId: `${deps.workerId}:widget:${randomUUID().slice(0, 8)}` };
       after(async () => {
         try {
-          await advanceConversationFrom(advancer, runId);
+          await advanceConversationFrom(advancer, runId, { claimed: true });
         } catch (err) {
           // The run keeps its state in the database; a worker (or the next message) picks it up again.
           console.error(`[widget] advancing run ${runId} failed:`, err instanceof Error ? err.stack ?? err.message : err);
