@@ -52,9 +52,10 @@ async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_AP
 export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claimed?: boolean } = {}): Promise<AdvanceResult> {
   // `claimed`: the caller created or resumed the run with the lease already in this runtime's name (see
   // `claimFor` in intake and decisions), so no background worker can take it in between.
-  if (!opts.claimed && !(await claimRun(deps.db, runId, deps.workerId, deps.leaseMs))) return { claimed: false };
+  const claimedRow = opts.claimed ? null : await claimRun(deps.db, runId, deps.workerId, deps.leaseMs);
+  if (!opts.claimed && !claimedRow) return { claimed: false };
   failpoint("after-claim");
-  const state = await loadRunState(deps.db, runId);
+  const state = await loadRunState(deps.db, runId, claimedRow);
   let followUpRunId: string | null = null;
   let phase = "RUNNING";
   try {
@@ -80,7 +81,7 @@ export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claim
       const turn = await runModelTurn(deps, state, next.rows);
       if (turn.kind === "ended") {
         followUpRunId = turn.followUpRunId;
-        phase = "ENDED";
+        phase = turn.phase;
       } else if (turn.kind === "waiting_for_retry") {
         phase = "WAITING_FOR_RETRY";
       }
@@ -91,6 +92,7 @@ export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claim
         await assertLease(tx, runId, deps.workerId, deps.leaseMs);
         return escalateRun(tx, state.ref, { trigger: "no_progress", reason: "The run made too many steps without finishing.", rootCause: "Step cap reached.", model: state.model, policy: state.policy });
       });
+      phase = "ESCALATED";
     }
   } catch (err) {
     if (err instanceof LeaseLostError) return { claimed: true, phase: "LEASE_LOST" };
@@ -99,7 +101,7 @@ export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claim
     // Parking and ending already let go of the lease in their own statement; otherwise let go now.
     if (phase === "RUNNING") await releaseRun(deps.db, runId, deps.workerId).catch(() => undefined);
   }
-  if (phase === "ENDED" || phase === "RUNNING") {
+  if (phase === "RUNNING") {
     const [final] = await deps.db.$queryRaw<Array<{ phase: string }>>`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`;
     phase = final?.phase ?? phase;
   }

@@ -1,4 +1,5 @@
-import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma, type PrismaClient, type PrismaTx } from "@/lib/db/prisma-types";
+import { RUN_STATE_COLUMNS, type RunStateRow } from "./run-state";
 
 /** Raised when a worker finds its lease on a run was taken over (it was too slow or presumed dead). */
 export class LeaseLostError extends Error {
@@ -12,13 +13,14 @@ export class LeaseLostError extends Error {
  * Claims a run for one worker with a conditional update: only a RUNNING run whose lease is free or expired.
  * A crashed worker's lease simply expires and the next claim wins. Not re-entrant: a second advance of the same
  * run by the same runtime (a request and the in-process worker share one) is refused too.
- * Returns false when the run is held.
+ * Returns the run's state columns (so the claimer need not read them again), or null when the run is held.
  */
-export async function claimRun(db: PrismaClient, runId: string, owner: string, leaseMs: number): Promise<boolean> {
-  const claimed = await db.$executeRaw`
+export async function claimRun(db: PrismaClient, runId: string, owner: string, leaseMs: number): Promise<RunStateRow | null> {
+  const [claimed] = await db.$queryRaw<RunStateRow[]>`
     UPDATE "Run" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8)
-    WHERE id = ${runId} AND phase = 'RUNNING' AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < now())`;
-  return claimed === 1;
+    WHERE id = ${runId} AND phase = 'RUNNING' AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < now())
+    RETURNING ${RUN_STATE_COLUMNS}`;
+  return claimed ?? null;
 }
 
 /** Counter changes written together with a lease renewal (one statement, so they commit with the step). */
@@ -35,13 +37,9 @@ export interface RunCounters {
   lastStopReason?: string | null;
 }
 
-/**
- * Fencing: every write of an advancing worker first renews its lease inside the same transaction (and bumps the
- * run's counters in the same statement). If another worker took the run over, the write is refused and nothing
- * of it commits.
- */
-export async function assertLease(tx: PrismaTx, runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Promise<void> {
-  const renewed = await tx.$executeRaw`
+/** The lease-renewing UPDATE (with counter changes) as a fragment other statements can build on. */
+export function renewLeaseSql(runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Prisma.Sql {
+  return Prisma.sql`
     UPDATE "Run" SET
       "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8),
       "updatedAt" = now(),
@@ -56,7 +54,27 @@ export async function assertLease(tx: PrismaTx, runId: string, owner: string, le
       "requestAttempts" = CASE WHEN ${c.resetRequestAttempts ?? false}::boolean THEN 0 ELSE "requestAttempts" END,
       "lastStopReason" = CASE WHEN ${c.lastStopReason !== undefined}::boolean THEN ${c.lastStopReason ?? null}::text ELSE "lastStopReason" END
     WHERE id = ${runId} AND "leaseOwner" = ${owner}`;
+}
+
+/**
+ * Fencing: every write of an advancing worker first renews its lease inside the same transaction (and bumps the
+ * run's counters in the same statement). If another worker took the run over, the write is refused and nothing
+ * of it commits.
+ */
+export async function assertLease(tx: PrismaTx, runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Promise<void> {
+  const renewed = await tx.$executeRaw(renewLeaseSql(runId, owner, leaseMs, c));
   if (renewed !== 1) throw new LeaseLostError(runId);
+}
+
+/**
+ * A write fenced by the lease in ONE statement: `write` runs only if the lease renewal matched (it selects
+ * FROM the renewal's CTE `lease`), so no transaction is needed. Throws LeaseLostError when nothing was written.
+ */
+export async function fencedWrite(db: PrismaTx, runId: string, owner: string, leaseMs: number, c: RunCounters, write: Prisma.Sql): Promise<void> {
+  const rows = await db.$queryRaw<Array<{ ok: number }>>(Prisma.sql`
+    WITH lease AS (${renewLeaseSql(runId, owner, leaseMs, c)} RETURNING id), w AS (${write})
+    SELECT count(*)::int AS ok FROM lease`);
+  if (rows[0]?.ok !== 1) throw new LeaseLostError(runId);
 }
 
 /** Lets go of a run (after parking, finishing or an error) so another worker may claim it at once. */

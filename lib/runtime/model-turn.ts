@@ -5,7 +5,8 @@ import { SYSTEM_PROMPT } from "@/lib/agent/prompt";
 import { toolDefinitionsForModel } from "@/lib/tools/registry";
 import { classifyModelError, estimateCostMicros } from "@/lib/model/client";
 import type { RuntimeDeps } from "./deps";
-import { assertLease } from "./lease";
+import { assertLease, fencedWrite, type RunCounters } from "./lease";
+import { Prisma } from "@/lib/db/prisma-types";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
 import { appendMessage, buildModelMessages, transcriptViolations, type ContentBlock, type TranscriptRow } from "./transcript";
@@ -16,7 +17,7 @@ import type { RunRef } from "./tool-gating";
 
 export type TurnOutcome =
   | { kind: "continue" }
-  | { kind: "ended"; followUpRunId: string | null }
+  | { kind: "ended"; phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER"; followUpRunId: string | null }
   | { kind: "waiting_for_retry"; at: Date };
 
 const MAX_TOKENS = Number(process.env.SUPPORT_MAX_TOKENS ?? 1024);
@@ -33,7 +34,7 @@ const toolsForModel = toolDefinitionsForModel();
 export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[]): Promise<TurnOutcome> {
   const { ref, policy } = state;
   const run = { ...state.counters, model: state.model };
-  const ended = (followUpRunId: string | null): TurnOutcome => ({ kind: "ended", followUpRunId });
+  const ended = (followUpRunId: string | null, phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER" = "ESCALATED"): TurnOutcome => ({ kind: "ended", phase, followUpRunId });
   const escalate = async (trigger: string, reason: string, rootCause: string, notice?: string) =>
     ended(await deps.db.$transaction(async (tx) => {
       await assertLease(tx, ref.id, deps.workerId, deps.leaseMs);
@@ -70,14 +71,14 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
     const errorText = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 500) : String(err);
     return deps.db.$transaction(async (tx) => {
       await assertLease(tx, ref.id, deps.workerId, deps.leaseMs);
-      await insertModelCall(tx, { tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: deps.model.model, stopReason: null, error: `${cls.kind}: ${errorText}`, maxTokens, latencyMs: 0, throughSeq, response: null });
+      await insertModelCall(tx, null, { tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: deps.model.model, stopReason: null, error: `${cls.kind}: ${errorText}`, maxTokens, latencyMs: 0, throughSeq, response: null });
       if (cls.retryable && attempts < b.maxRequestAttempts) {
         const at = new Date(Date.now() + backoffMs(attempts));
         await tx.run.update({ where: { id: ref.id }, data: { requestAttempts: attempts, phase: "WAITING_FOR_RETRY", nextAttemptAt: at, leaseOwner: null, leaseExpiresAt: null } });
         return { kind: "waiting_for_retry", at } as TurnOutcome;
       }
       await tx.run.update({ where: { id: ref.id }, data: { requestAttempts: attempts } });
-      return ended(await escalateRun(tx, ref, { trigger: "no_progress", reason: `The model could not be reached (${cls.kind}) after ${attempts} attempt(s).`, rootCause: errorText, phase: "DEAD_LETTER", model: run.model, policy }));
+      return ended(await escalateRun(tx, ref, { trigger: "no_progress", reason: `The model could not be reached (${cls.kind}) after ${attempts} attempt(s).`, rootCause: errorText, phase: "DEAD_LETTER", model: run.model, policy }), "DEAD_LETTER");
     });
   }
   failpoint("after-model-response");
@@ -91,8 +92,7 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   const inputTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
   const stepCounters = { turns: 1, inputTokens, outputTokens: usage.output_tokens, costMicros: cost, activeMs: latencyMs, resetRequestAttempts: true, lastStopReason: stop };
   return deps.db.$transaction(async (tx): Promise<TurnOutcome> => {
-    await assertLease(tx, ref.id, deps.workerId, deps.leaseMs, stepCounters);
-    await insertModelCall(tx, {
+    await insertModelCall(tx, { runId: ref.id, owner: deps.workerId, leaseMs: deps.leaseMs, counters: stepCounters }, {
       tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: message.model, stopReason: stop, error: null, maxTokens, latencyMs: Math.round(latencyMs), throughSeq,
       inputTokens: usage.input_tokens, outputTokens: usage.output_tokens,
       cacheReadTokens: usage.cache_read_input_tokens ?? 0, cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
@@ -133,7 +133,7 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
         // for the record but never reaches the customer.
         const personOwns = conversationStatus === "human";
         await appendAssistant(!personOwns);
-        return ended(await finishRun(tx, ref, "COMPLETED", personOwns ? "end_turn (suppressed: a person owns the conversation)" : "end_turn", run.model, policy));
+        return ended(await finishRun(tx, ref, "COMPLETED", personOwns ? "end_turn (suppressed: a person owns the conversation)" : "end_turn", run.model, policy), "COMPLETED");
       }
 
       case "max_tokens":
@@ -178,13 +178,19 @@ async function checkReply(tx: PrismaTx, ref: RunRef, reply: string, rows: Transc
   return { problems, conversationStatus: done?.status };
 }
 
-/** One model call as recorded for the inspector: stop reason, usage, latency, and the response as returned. */
-async function insertModelCall(tx: PrismaTx, m: {
+/**
+ * One model call as recorded for the inspector: stop reason, usage, latency, and the response as returned.
+ * With `fence`, written in the same statement as the lease renewal and the run's counters.
+ */
+async function insertModelCall(tx: PrismaTx, fence: { runId: string; owner: string; leaseMs: number; counters: RunCounters } | null, m: {
   tenantId: string; runId: string; turn: number; model: string; stopReason: string | null; error: string | null; maxTokens: number; latencyMs: number; throughSeq: number;
   inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number; response: unknown;
 }) {
-  await tx.$executeRaw`
+  const insert = (from: Prisma.Sql) => Prisma.sql`
     INSERT INTO "ModelCall" (id, "tenantId", "runId", turn, model, "stopReason", error, "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "maxTokens", "latencyMs", "throughSeq", response)
-    VALUES (${randomUUID()}, ${m.tenantId}, ${m.runId}, ${m.turn}, ${m.model}, ${m.stopReason}, ${m.error}, ${m.inputTokens ?? 0}, ${m.outputTokens ?? 0},
-            ${m.cacheReadTokens ?? 0}, ${m.cacheWriteTokens ?? 0}, ${m.maxTokens}, ${m.latencyMs}, ${m.throughSeq}, ${m.response === null ? null : JSON.stringify(m.response)}::jsonb)`;
+    SELECT ${randomUUID()}, ${m.tenantId}, ${m.runId}, ${m.turn}, ${m.model}, ${m.stopReason}, ${m.error}, ${m.inputTokens ?? 0}, ${m.outputTokens ?? 0},
+           ${m.cacheReadTokens ?? 0}, ${m.cacheWriteTokens ?? 0}, ${m.maxTokens}, ${m.latencyMs}, ${m.throughSeq}, ${m.response === null ? null : JSON.stringify(m.response)}::jsonb
+    ${from}`;
+  if (fence) await fencedWrite(tx, fence.runId, fence.owner, fence.leaseMs, fence.counters, insert(Prisma.sql`FROM lease`));
+  else await tx.$executeRaw(insert(Prisma.empty));
 }

@@ -1,4 +1,4 @@
-import type { PrismaClient } from "@/lib/db/prisma-types";
+import { Prisma, type PrismaClient } from "@/lib/db/prisma-types";
 import type { Policy } from "@/lib/policy/policy";
 import { loadPolicy } from "./policy";
 import type { RunRef } from "./tool-gating";
@@ -28,11 +28,14 @@ export interface RunState {
   counters: RunCountersState;
 }
 
-export async function loadRunState(db: PrismaClient, runId: string): Promise<RunState> {
-  const [row] = await db.$queryRaw<Array<RunCountersState & { id: string; tenantId: string; conversationId: string; policyVersion: number; model: string }>>`
-    SELECT id, "tenantId", "conversationId", "policyVersion", model, "turnsUsed", "maxTurns", "inputTokens", "outputTokens", "tokenBudget",
-           "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections
-    FROM "Run" WHERE id = ${runId}`;
+export type RunStateRow = RunCountersState & { id: string; tenantId: string; conversationId: string; policyVersion: number; model: string };
+
+export const RUN_STATE_COLUMNS = Prisma.sql`id, "tenantId", "conversationId", "policyVersion", model, "turnsUsed", "maxTurns", "inputTokens", "outputTokens",
+  "tokenBudget", "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections`;
+
+/** Builds the state from the row a claim returned, or reads it (when the lease was taken at creation or resume). */
+export async function loadRunState(db: PrismaClient, runId: string, claimed?: RunStateRow | null): Promise<RunState> {
+  const [row] = claimed ? [claimed] : await db.$queryRaw<RunStateRow[]>`SELECT ${RUN_STATE_COLUMNS} FROM "Run" WHERE id = ${runId}`;
   if (!row) throw new Error(`run ${runId} not found`);
   const { id, tenantId, conversationId, policyVersion, model, ...counters } = row;
   return { ref: { id, tenantId, conversationId }, policy: await loadPolicy(db, tenantId, policyVersion), model, counters };

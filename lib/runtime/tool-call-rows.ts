@@ -1,4 +1,4 @@
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma, type PrismaTx } from "@/lib/db/prisma-types";
 
 /** A tool call as the runtime works with it (read with one raw query: the hot path avoids ORM overhead). */
 export interface ToolCallRow {
@@ -30,9 +30,22 @@ export function callsOfMessage(db: PrismaTx, runId: string, messageSeq: number):
 }
 
 /** Records a call's outcome (status, result the model reads, retry time). */
-export async function settleCall(db: PrismaTx, id: string, s: { status: string; result: unknown; isError: boolean; attempts: number; nextAttemptAt?: Date | null }) {
-  await db.$executeRaw`
+export interface CallSettlement {
+  status: string;
+  result: unknown;
+  isError: boolean;
+  attempts: number;
+  nextAttemptAt?: Date | null;
+}
+
+/** The UPDATE recording a call's outcome; `from` lets a fenced statement make it conditional on the lease. */
+export function settleCallSql(id: string, s: CallSettlement, from: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  return Prisma.sql`
     UPDATE "ToolCall" SET status = ${s.status}::"ToolCallStatus", result = ${JSON.stringify(s.result)}::jsonb, "isError" = ${s.isError},
            attempts = ${s.attempts}, "nextAttemptAt" = ${s.nextAttemptAt ?? null}, "updatedAt" = now()
-    WHERE id = ${id}`;
+    ${from} WHERE "ToolCall".id = ${id}`;
+}
+
+export async function settleCall(db: PrismaTx, id: string, s: CallSettlement) {
+  await db.$executeRaw(settleCallSql(id, s));
 }

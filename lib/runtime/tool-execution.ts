@@ -4,11 +4,12 @@ import { ProviderTransientError } from "@/lib/commerce/provider";
 import type { Policy } from "@/lib/policy/policy";
 import { formatCents } from "@/lib/money";
 import type { RuntimeDeps } from "./deps";
-import { assertLease } from "./lease";
+import { assertLease, fencedWrite } from "./lease";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
-import { afterToolHooks } from "./tool-hooks";
-import { settleCall, type ToolCallRow } from "./tool-call-rows";
+import { needsPersisting, persistLearned, redact } from "./tool-hooks";
+import { Prisma } from "@/lib/db/prisma-types";
+import { settleCall, settleCallSql, type ToolCallRow } from "./tool-call-rows";
 
 type CallRow = ToolCallRow;
 
@@ -98,16 +99,19 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
   }
 
   if (call.review) body = { ...body, review: call.review };
-  return deps.db.$transaction(async (tx) => {
-    await assertLease(tx, run.id, deps.workerId, deps.leaseMs, { activeMs: performance.now() - started });
-    if (retryAt) {
-      const settled = { status: "RETRY_WAIT", result: body, isError: true, nextAttemptAt: retryAt, attempts: attempt };
+  const counters = { activeMs: performance.now() - started };
+  const settled = retryAt
+    ? { status: "RETRY_WAIT", result: body, isError: true, nextAttemptAt: retryAt, attempts: attempt }
+    : { status: isError ? "FAILED" : "SUCCEEDED", result: isError ? body : redact(body), isError, attempts: attempt, nextAttemptAt: null };
+  if (!isError && needsPersisting(call.name, body)) {
+    // What the run learned (a verified identity) commits with the result.
+    await deps.db.$transaction(async (tx) => {
+      await assertLease(tx, run.id, deps.workerId, deps.leaseMs, counters);
+      await persistLearned(tx, { run, call, result: body, policy });
       await settleCall(tx, call.id, settled);
-      return settled;
-    }
-    const result = isError ? body : await afterToolHooks(tx, { run, call, result: body, policy });
-    const settled = { status: isError ? "FAILED" : "SUCCEEDED", result, isError, attempts: attempt, nextAttemptAt: null };
-    await settleCall(tx, call.id, settled);
-    return settled;
-  });
+    });
+  } else {
+    await fencedWrite(deps.db, run.id, deps.workerId, deps.leaseMs, counters, settleCallSql(call.id, settled, Prisma.sql`FROM lease`));
+  }
+  return settled;
 }

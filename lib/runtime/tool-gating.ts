@@ -7,6 +7,7 @@ import type { Policy } from "@/lib/policy/policy";
 import { openEscalation } from "@/lib/handoffs/escalation";
 import { openApproval } from "@/lib/handoffs/approval";
 import { canonicalJson, idempotencyKey } from "./idempotency";
+import type { ToolCallRow } from "./tool-call-rows";
 
 export interface ToolUse {
   id: string;
@@ -36,7 +37,7 @@ function errorResult(category: ToolErrorBody["error_category"], message: string,
  * Validates a proposed tool_use and runs every gate on it, then records the call, each gate's decision with the
  * policy version, and what follows in ONE transaction: allow → APPROVED (to run); ask → PARKED with an approval
  * handoff; deny → DENIED with a structured error result (and, above the refund ceiling, an escalation opened by
- * code); defer → DEFERRED. Returns the recorded call.
+ * code); defer → DEFERRED. Returns the recorded call as written.
  */
 export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, position: number, messageSeq: number) {
   const tool = getTool(use.name);
@@ -50,7 +51,7 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
       data: { ...base, status: "DENIED", gateDecision: "deny", gateReason: `invalid input: ${issues}`, isError: true, result: errorResult("business_rule", `Invalid arguments for ${use.name}: ${issues}. Fix them and call again.`, true) as unknown as Json },
     });
     await db.gateDecision.create({ data: { tenantId: ctx.run.tenantId, runId: ctx.run.id, toolCallId: call.id, toolUseId: use.id, gate: "input_schema", decision: "deny", reason: issues, policyVersion: ctx.policy.version } });
-    return call;
+    return { ...call, status: call.status as string, review: null, decidedById: null } satisfies ToolCallRow;
   }
 
   const input = (parsed?.success ? parsed.data : use.input ?? {}) as Record<string, unknown>;
@@ -110,7 +111,10 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
     INSERT INTO "GateDecision" (id, "tenantId", "runId", "toolCallId", "toolUseId", gate, decision, reason, "policyVersion")
     SELECT gen_random_uuid()::text, ${ctx.run.tenantId}, ${ctx.run.id}, c.id, ${use.id}, r.gate, r.decision::"GateOutcome", r.reason, ${ctx.policy.version}
     FROM c, jsonb_to_recordset(${JSON.stringify(evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })))}::jsonb) AS r(gate text, decision text, reason text)`;
-  const call = { id, toolUseId: use.id, name: use.name, input: use.input ?? {}, status };
+  const call: ToolCallRow = {
+    id, tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, name: use.name, input: use.input ?? {}, effectiveInput: input, status,
+    idempotencyKey: key, attempts: 0, nextAttemptAt: null, result, review: null, decidedById: null, isError: result !== null, position, messageSeq,
+  };
   if (verdict.decision === "ask") {
     await openApproval(db, { run: ctx.run, call, facts, verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });
   }

@@ -14,21 +14,25 @@ export function redact(value: unknown): unknown {
   return value;
 }
 
+/** Whether a successful result teaches the run something that must be persisted with it. */
+export function needsPersisting(toolName: string, result: Record<string, unknown>): boolean {
+  return toolName === "verify_customer" && result.status === "verified" && typeof result.customer_id === "string";
+}
+
 /**
- * Runs after a tool succeeded, in the transaction that records its result: persists what the run learned
- * (a verified identity, scoped to that customer, with an expiry) and redacts what the model will read.
+ * Runs after a tool succeeded, in the transaction that records its result: persists what the run learned — a
+ * verified identity, scoped to that customer, with an expiry — so every later gate sees it.
  */
-export async function afterToolHooks(
+export async function persistLearned(
   tx: PrismaTx,
   a: { run: { id: string; tenantId: string; conversationId: string }; call: { name: string }; result: Record<string, unknown>; policy: Policy },
-): Promise<Record<string, unknown>> {
-  if (a.call.name === "verify_customer" && a.result.status === "verified" && typeof a.result.customer_id === "string") {
+): Promise<void> {
+  if (needsPersisting(a.call.name, a.result)) {
     const now = new Date();
     await tx.conversation.update({
       where: { id: a.run.conversationId },
-      data: { verifiedCustomerId: a.result.customer_id, verifiedAt: now, verificationExpiresAt: new Date(now.getTime() + a.policy.rules.verificationTtlMinutes * 60_000) },
+      data: { verifiedCustomerId: a.result.customer_id as string, verifiedAt: now, verificationExpiresAt: new Date(now.getTime() + a.policy.rules.verificationTtlMinutes * 60_000) },
     });
-    await tx.auditEvent.create({ data: { tenantId: a.run.tenantId, runId: a.run.id, actor: "harness", action: "customer.verified", subject: a.result.customer_id, data: {} } });
+    await tx.auditEvent.create({ data: { tenantId: a.run.tenantId, runId: a.run.id, actor: "harness", action: "customer.verified", subject: a.result.customer_id as string, data: {} } });
   }
-  return redact(a.result) as Record<string, unknown>;
 }

@@ -30,6 +30,7 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
   const known = await callsOfMessage(deps.db, run.id, assistant.seq);
   const missing = uses.filter((u) => !known.some((c) => c.toolUseId === u.id));
 
+  const gated: ToolCallRow[] = [];
   if (missing.length) {
     const previous = previousToolUse(rows, run, assistant.seq);
     await deps.db.$transaction(async (tx) => {
@@ -41,7 +42,7 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
         const position = uses.indexOf(use);
         const existing = known.find((c) => c.toolUseId === use.id);
         if (!existing) {
-          await gateToolUse(tx, { run, policy, conversation: conversation!, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq);
+          gated.push(await gateToolUse(tx, { run, policy, conversation: conversation!, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq));
         }
         previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
       }
@@ -49,7 +50,7 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
     failpoint("after-gate");
   }
 
-  let calls = missing.length ? await callsOfMessage(deps.db, run.id, assistant.seq) : known;
+  let calls = [...known, ...gated].sort((a, b) => a.position - b.position);
   const now = Date.now();
   // EXECUTING here means a worker died mid-call: run it again; its idempotency key makes that safe.
   const runnable = calls.filter((c) => c.status === "APPROVED" || c.status === "EXECUTING" || (c.status === "RETRY_WAIT" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now)));
