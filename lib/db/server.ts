@@ -314,7 +314,10 @@ async function startServer(p: Paths): Promise<{ pid: number; port: number }> {
     if (!(await isPortFree(port))) continue;
     tried.push(port);
     const logStart = fs.statSync(p.log).size;
-    const res = await pgCtl(p, ["start", "-D", p.dataDir, "-l", p.log, "-w", "-t", String(START_TIMEOUT_S), "-o", `-p ${port}`], false);
+    // Durable by default: this is the product's database, and a commit it acknowledged (an effect, its ledger
+    // row) must survive an OS crash. Passed at start so clusters initialised by older versions get it too.
+    const durability = process.env.SUPPORT_PG_DURABLE === "0" ? "-c fsync=off -c synchronous_commit=off" : "-c fsync=on -c synchronous_commit=on";
+    const res = await pgCtl(p, ["start", "-D", p.dataDir, "-l", p.log, "-w", "-t", String(START_TIMEOUT_S), "-o", `-p ${port} ${durability}`], false);
     if (res.code === 0) {
       const pidFile = readPidFile(p.dataDir);
       if (!pidFile) throw new Error("embedded PostgreSQL started but wrote no postmaster.pid");
@@ -349,8 +352,7 @@ async function ensureCluster(p: Paths, ids: Ids | null): Promise<void> {
     throw new Error(`initdb failed (exit ${res.code}):\n${res.output}`);
   }
   // Localhost only, no Unix socket (its default directory may not be writable), more connections
-  // for parallel test pools. fsync off: this is a dev/test cluster; a crashed *process* still
-  // recovers (the OS has the writes), only an OS crash could lose data.
+  // for parallel test pools. Durability settings are given at start (see startServer).
   fs.appendFileSync(
     path.join(tmp, "postgresql.conf"),
     [
@@ -359,8 +361,6 @@ async function ensureCluster(p: Paths, ids: Ids | null): Promise<void> {
       "listen_addresses = '127.0.0.1'",
       "unix_socket_directories = ''",
       "max_connections = 300",
-      "fsync = off",
-      "synchronous_commit = off",
       "",
     ].join("\n"),
   );
