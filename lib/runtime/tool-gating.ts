@@ -3,11 +3,14 @@ import type { PrismaTx, Json } from "@/lib/db/prisma-types";
 import { getTool } from "@/lib/tools/registry";
 import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
 import { evaluateGates, type GateEvaluation } from "@/lib/gates/evaluate";
+import type { Gate } from "@/lib/gates/types";
 import type { Policy } from "@/lib/policy/policy";
 import { openEscalation } from "@/lib/handoffs/escalation";
 import { openApproval } from "@/lib/handoffs/approval";
 import { canonicalJson, idempotencyKey } from "./idempotency";
 import type { ToolCallRow } from "./tool-call-rows";
+
+const deferMs = () => Number(process.env.SUPPORT_DEFER_MS ?? 5000);
 
 export interface ToolUse {
   id: string;
@@ -39,7 +42,7 @@ function errorResult(category: ToolErrorBody["error_category"], message: string,
  * handoff; deny → DENIED with a structured error result (and, above the refund ceiling, an escalation opened by
  * code); defer → DEFERRED. Returns the recorded call as written.
  */
-export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, position: number, messageSeq: number) {
+export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, position: number, messageSeq: number, gates?: readonly Gate[]) {
   const tool = getTool(use.name);
   const base = { tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, name: use.name, input: (use.input ?? {}) as Json, position, messageSeq };
 
@@ -72,7 +75,7 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
     sideEffect: tool?.sideEffect ?? true,
     state: { verifiedCustomerId: ctx.conversation.verifiedCustomerId, verificationExpiresAt: ctx.conversation.verificationExpiresAt, now: ctx.now, previousCall: ctx.previousCall },
     policy: ctx.policy,
-  });
+  }, gates);
   const { verdict } = evaluation;
   const key = tool?.sideEffect ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, toolName: use.name, input }) : null;
 
@@ -98,14 +101,16 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
     result = errorResult(verdict.errorCategory ?? "permission", verdict.reason, !verdict.escalate && (verdict.retryable ?? false), extra);
   }
 
+  // defer: the call is gated again later (the run waits for a retry), not answered now.
+  const deferUntil = verdict.decision === "defer" ? new Date(ctx.now.getTime() + deferMs()) : null;
   // The call and every gate's decision (with the policy version) in one statement.
   const id = randomUUID();
   await db.$executeRaw`
     WITH c AS (
-      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, position, "messageSeq", "updatedAt")
+      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, position, "messageSeq", "nextAttemptAt", "updatedAt")
       VALUES (${id}, ${ctx.run.tenantId}, ${ctx.run.id}, ${use.id}, ${use.name}, ${JSON.stringify(use.input ?? {})}::jsonb, ${JSON.stringify(input)}::jsonb,
               ${status}::"ToolCallStatus", ${verdict.decision}::"GateOutcome", ${`${verdict.gate}: ${verdict.reason}`}, ${key}, ${result !== null},
-              ${result === null ? null : JSON.stringify(result)}::jsonb, ${position}, ${messageSeq}, now())
+              ${result === null ? null : JSON.stringify(result)}::jsonb, ${position}, ${messageSeq}, ${deferUntil}, now())
       RETURNING id
     )
     INSERT INTO "GateDecision" (id, "tenantId", "runId", "toolCallId", "toolUseId", gate, decision, reason, "policyVersion")
@@ -113,7 +118,7 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
     FROM c, jsonb_to_recordset(${JSON.stringify(evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })))}::jsonb) AS r(gate text, decision text, reason text)`;
   const call: ToolCallRow = {
     id, tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, name: use.name, input: use.input ?? {}, effectiveInput: input, status,
-    idempotencyKey: key, attempts: 0, nextAttemptAt: null, result, review: null, decidedById: null, isError: result !== null, position, messageSeq,
+    idempotencyKey: key, attempts: 0, nextAttemptAt: deferUntil, result, review: null, decidedById: null, isError: result !== null, position, messageSeq,
   };
   if (verdict.decision === "ask") {
     await openApproval(db, { run: ctx.run, call, facts, verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });

@@ -27,7 +27,12 @@ export type ToolPhaseOutcome =
 export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assistant: { seq: number; content: ContentBlock[] }, rows: TranscriptRow[]): Promise<ToolPhaseOutcome> {
   const { ref: run, policy } = state;
   const uses = assistant.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
-  const known = await callsOfMessage(deps.db, run.id, assistant.seq);
+  const nowMs = Date.now();
+  // A deferred call is gated again once its time comes (the condition that deferred it may have cleared).
+  const dueDeferred = (c: ToolCallRow) => c.status === "DEFERRED" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= nowMs);
+  const all = await callsOfMessage(deps.db, run.id, assistant.seq);
+  const known = all.filter((c) => !dueDeferred(c));
+  const regate = all.filter(dueDeferred);
   const missing = uses.filter((u) => !known.some((c) => c.toolUseId === u.id));
 
   const gated: ToolCallRow[] = [];
@@ -38,11 +43,13 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
       const [conversation] = await tx.$queryRaw<Array<{ verifiedCustomerId: string | null; verificationExpiresAt: Date | null }>>`
         SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${run.conversationId}`;
       let previousCall = previous;
+      // Its earlier gate decisions stay in the audit trail; the call row is decided afresh.
+      if (regate.length) await tx.toolCall.deleteMany({ where: { id: { in: regate.map((c) => c.id) } } });
       for (const use of uses) {
         const position = uses.indexOf(use);
         const existing = known.find((c) => c.toolUseId === use.id);
         if (!existing) {
-          gated.push(await gateToolUse(tx, { run, policy, conversation: conversation!, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq));
+          gated.push(await gateToolUse(tx, { run, policy, conversation: conversation!, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq, deps.gates));
         }
         previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
       }

@@ -264,3 +264,26 @@ describe("the stop check and guards", () => {
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });
 });
+
+describe("a deferred call", () => {
+  it("waits, is gated again when due, and runs once the condition cleared", async () => {
+    process.env.SUPPORT_DEFER_MS = "1";
+    const { defaultGates } = await import("@/lib/gates/evaluate");
+    let busy = true; // e.g. the order is locked by another operation
+    const orderBusy = { name: "order_busy", check: (i: { toolName: string }) => (i.toolName === "lookup_order" && busy ? { decision: "defer" as const, reason: "The order is busy; try again shortly." } : null) };
+    h.deps.gates = [...defaultGates, orderBusy];
+    h.script.push(reply("tool_use", { type: "tool_use", id: "toolu_d", name: "lookup_order", input: { order_number: "A-1001" } }), reply("end_turn", text("A-1001 was delivered.")));
+    const out = await h.say("where is A-1001", DANA);
+    expect(out.phase).toBe("WAITING_FOR_RETRY");
+    expect(await h.db.toolCall.findFirstOrThrow({ where: { toolUseId: "toolu_d" } })).toMatchObject({ status: "DEFERRED" });
+    busy = false;
+    await new Promise((r) => setTimeout(r, 20));
+    await runWorkerOnce(h.deps);
+    expect((await runOf(out)).phase).toBe("COMPLETED");
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { toolUseId: "toolu_d" } });
+    expect(call).toMatchObject({ status: "SUCCEEDED", attempts: 1 });
+    const decisions = await h.db.gateDecision.findMany({ where: { toolUseId: "toolu_d", gate: "order_busy" } });
+    expect(decisions).toHaveLength(1); // the defer stays in the audit trail
+    delete process.env.SUPPORT_DEFER_MS;
+  });
+});
