@@ -3,7 +3,7 @@ import { FRAME_TITLE, identityFor, SHOP, Storefront } from "./fixtures/widget";
 
 // The postMessage bridge checks origins both ways, and the identity token never travels in a URL.
 
-test("the iframe ignores messages from a page that is not its allowed parent", async ({ page, baseURL }) => {
+test("a page that is not the allowed parent cannot frame the widget or hand it an identity", async ({ page, baseURL }) => {
   const shopOrigin = new URL(baseURL!).origin;
   const dana = await identityFor("dana@example.com");
   const starts: Array<Record<string, unknown>> = [];
@@ -29,14 +29,12 @@ test("the iframe ignores messages from a page that is not its allowed parent", a
   }, dana);
 
   const frame = page.frameLocator(`iframe[title="${FRAME_TITLE}"]`);
-  // The widget waits for its real parent, gives up, and starts anonymously.
-  await expect(frame.getByRole("textbox", { name: "Your message" })).toBeEditable({ timeout: 10_000 });
-  await expect(frame.getByTestId("widget-identity")).toHaveText("Support chat");
-  await page.waitForTimeout(1500);
-  await expect(frame.getByTestId("widget-identity")).toHaveText("Support chat");
-  expect(starts.length).toBeGreaterThan(0);
-  expect(starts.every((body) => body.identity === null)).toBe(true);
-  // And it never talked to the foreign page (it posts only to the parent origin it was given).
+  // The browser refuses to render the widget here at all (frame-ancestors names the real parent), so no chat
+  // starts, no identity is taken, and nothing is ever posted to the foreign page. (The iframe's own origin
+  // checks, the layer below, are unit-tested in lib/widget/origins.test.ts.)
+  await page.waitForTimeout(3000);
+  await expect(frame.getByRole("textbox", { name: "Your message" })).toHaveCount(0);
+  expect(starts).toEqual([]);
   expect(await page.evaluate(() => (window as unknown as { received: unknown[] }).received)).toEqual([]);
 });
 
@@ -72,7 +70,8 @@ test("a parent origin the shop does not allow gets no widget", async ({ page }) 
 test("the widget refuses to run framed without a parent origin", async ({ page, baseURL }) => {
   await page.setContent(`<iframe title="${FRAME_TITLE}" src="${new URL(`/widget?shop=${SHOP}`, baseURL).href}" style="width:380px;height:600px"></iframe>`);
   const frame = page.frameLocator(`iframe[title="${FRAME_TITLE}"]`);
-  await expect(frame.getByRole("alert").filter({ hasText: "can't be shown on this website" })).toBeVisible();
+  // Blocked twice over: the browser (frame-ancestors 'self') and the page itself (no parent to talk to).
+  await page.waitForTimeout(2000);
   await expect(frame.getByRole("textbox")).toHaveCount(0);
 });
 

@@ -35,7 +35,7 @@ function buildIsStale(): boolean {
   const buildId = path.join(root, ".next", "BUILD_ID");
   if (!fs.existsSync(buildId)) return true;
   const built = fs.statSync(buildId).mtimeMs;
-  const sources = ["app", "components", "lib", "public", "next.config.mjs", "package.json", "instrumentation.ts", "postcss.config.mjs"];
+  const sources = ["app", "components", "lib", "public", "next.config.mjs", "package.json", "instrumentation.ts", "proxy.ts", "postcss.config.mjs", "tsconfig.json"];
   return sources.some((s) => newestMtime(path.join(root, s)) > built);
 }
 
