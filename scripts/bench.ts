@@ -129,10 +129,10 @@ const late = rowsFor("around turn 200", windowOf(190, 210));
 const f = (n: number) => n.toFixed(2).padStart(8);
 
 console.log(`\nHarness benchmark — ${process.env.DATABASE_URL ? "DATABASE_URL server" : "embedded PostgreSQL"}, offline model (model time excluded), ${turn} turns in one conversation\n`);
-console.log("| measure                                   |   median |      p95 | target            |");
-console.log("|-------------------------------------------|----------|----------|-------------------|");
-for (const r of [early, late]) console.log(`| harness ms per model turn, ${r.label.padEnd(15)}| ${f(r.median)} | ${f(r.p95)} | ≤ 5 / ≤ 15 ms     |`);
-for (const r of [early, late]) console.log(`| tool bodies ms per turn (excluded), ${r.label.padEnd(7).slice(-7)}| ${f(r.toolMedian)} |          |                   |`);
+console.log(`| ${"measure".padEnd(42)}|   median |      p95 | target            |`);
+console.log(`|${"-".repeat(43)}|----------|----------|-------------------|`);
+for (const r of [early, late]) console.log(`| ${`harness ms per model turn, ${r.label}`.padEnd(42)}| ${f(r.median)} | ${f(r.p95)} | ≤ 5 / ≤ 15 ms     |`);
+for (const r of [early, late]) console.log(`| ${`tool bodies ms per turn (excluded), ${r.label.replace("around ", "")}`.padEnd(42)}| ${f(r.toolMedian)} |          |                   |`);
 console.log(`| park → decide → next model request (ms)   | ${f(median(parkLatencies))} | ${f(pct(parkLatencies, 95))} |                   |`);
 console.log(`| rows written per turn, around turn 10     | ${f(early.rows)} |          | flat              |`);
 console.log(`| rows written per turn, around turn 200    | ${f(late.rows)} |          | flat              |`);
