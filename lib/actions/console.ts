@@ -1,7 +1,6 @@
 "use server";
 // The console's server actions: each is a few lines over a lib/ domain function, through the one wrapper
 // (session → staff row re-read → role → zod → domain call → { ok, data } | { ok: false, error }).
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { claimHandoff, releaseHandoffClaim } from "@/lib/console/claims";
 import { handoffDetail, conversationDetail } from "@/lib/console/queries";
@@ -36,12 +35,12 @@ const consoleDecisionSchema = decisionSchema.extend({ version: z.number().int().
 export const decideHandoffAction = staffAction({ name: "decideHandoff", input: consoleDecisionSchema }, async (input, ctx) => {
   // The decision takes the run's lease for this request, so it resumes here rather than in a background worker.
   const runtime = await getRuntime();
-  const resumer = { ...runtime, workerId: `${runtime.workerId}:console:${randomUUID().slice(0, 8)}` };
-  const outcome = await decideHandoff(ctx.db, ctx, input, { claimFor: claimFor(resumer) });
+  const claim = claimFor(runtime);
+  const outcome = await decideHandoff(ctx.db, ctx, input, { claimFor: claim });
   let resumeFailed = false;
   if (outcome.kind !== "awaiting_second_approval" && outcome.resumable) {
     try {
-      await advanceConversationFrom(resumer, outcome.runId, { claimed: true });
+      await advanceConversationFrom(runtime, outcome.runId, { claimedAs: claim });
     } catch (err) {
       // The decision is committed either way; a worker picks the run up. Say so instead of failing the click.
       console.error("[console] resuming run after a decision failed:", err);

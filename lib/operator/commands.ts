@@ -64,8 +64,9 @@ export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId
   }
   const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).messageCount;
   // The run is created with this process's lease, so it answers here even if a background worker is polling.
-  const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model, claimFor: claimFor(deps) });
-  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId, { claimed: true });
+  const claim = claimFor(deps);
+  const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model, claimFor: claim });
+  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId, { claimedAs: claim });
   const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
   const runId = intake.kind === "to_person" ? null : intake.runId;
   const run = runId ? await deps.db.run.findUnique({ where: { id: runId } }) : null;
@@ -88,14 +89,15 @@ export async function decide(deps: RuntimeDeps, a: { handoffId: string; staffEma
   const existing = await deps.db.handoff.findFirst({ where: { id: a.handoffId, tenantId: staff.tenantId } });
   if (!existing) throw new AppError("NOT_FOUND", "This handoff was not found.");
   const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: existing.conversationId } })).messageCount;
+  const claim = claimFor(deps);
   const outcome = await decideHandoff(deps.db, { tenantId: staff.tenantId, staffId: staff.id }, {
     handoffId: a.handoffId,
     decision: a.decision,
     version: a.version,
     reason: a.reason,
     editedInput: a.input,
-  }, { claimFor: claimFor(deps) });
-  if (outcome.kind !== "awaiting_second_approval" && outcome.resumable) await advanceConversationFrom(deps, outcome.runId, { claimed: true });
+  }, { claimFor: claim });
+  if (outcome.kind !== "awaiting_second_approval" && outcome.resumable) await advanceConversationFrom(deps, outcome.runId, { claimedAs: claim });
   const h = await deps.db.handoff.findUniqueOrThrow({ where: { id: a.handoffId }, include: { approvals: true } });
   const run = h.runId ? await deps.db.run.findUnique({ where: { id: h.runId } }) : null;
   return {

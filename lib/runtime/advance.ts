@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import type { RuntimeDeps } from "./deps";
+import type { LeaseClaim } from "./run-end";
 import { publishEvent } from "@/lib/events";
 import { assertLease, claimRun, LeaseLostError, releaseRun } from "./lease";
 import { failpoint } from "./failpoints";
@@ -49,11 +51,14 @@ async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_AP
  * process at any time: without the lease it does nothing; after a crash the next call picks up where the
  * database says the run is.
  */
-export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claimed?: boolean } = {}): Promise<AdvanceResult> {
-  // `claimed`: the caller created or resumed the run with the lease already in this runtime's name (see
-  // `claimFor` in intake and decisions), so no background worker can take it in between.
-  const claimedRow = opts.claimed ? null : await claimRun(deps.db, runId, deps.workerId, deps.leaseMs);
-  if (!opts.claimed && !claimedRow) return { claimed: false };
+export async function advanceRun(runtime: RuntimeDeps, runId: string, opts: { claimedAs?: LeaseClaim } = {}): Promise<AdvanceResult> {
+  // Every advance holds the lease under its own identity, so two advances in one process (a request and the
+  // in-process worker share a runtime) can never both pass the fence. `claimedAs`: the caller created or resumed
+  // the run with this lease already taken (see `claimFor`), so no background worker could take it in between.
+  const lease = opts.claimedAs ?? claimFor(runtime);
+  const deps: RuntimeDeps = { ...runtime, workerId: lease.workerId, leaseMs: lease.leaseMs };
+  const claimedRow = opts.claimedAs ? null : await claimRun(deps.db, runId, deps.workerId, deps.leaseMs);
+  if (!opts.claimedAs && !claimedRow) return { claimed: false };
   failpoint("after-claim");
   const state = await loadRunState(deps.db, runId, claimedRow);
   let followUpRunId: string | null = null;
@@ -109,13 +114,16 @@ export async function advanceRun(deps: RuntimeDeps, runId: string, opts: { claim
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */
-export async function advanceConversationFrom(deps: RuntimeDeps, runId: string, opts: { claimed?: boolean } = {}): Promise<AdvanceResult> {
+export async function advanceConversationFrom(deps: RuntimeDeps, runId: string, opts: { claimedAs?: LeaseClaim } = {}): Promise<AdvanceResult> {
   let result: AdvanceResult = await advanceRun(deps, runId, opts);
   for (let i = 0; result.followUpRunId && i < 10; i++) result = await advanceRun(deps, result.followUpRunId);
   return result;
 }
 
-/** The lease a caller takes at the moment it creates or resumes a run, so it can advance the run itself. */
-export function claimFor(deps: RuntimeDeps) {
-  return { workerId: deps.workerId, leaseMs: deps.leaseMs };
+/**
+ * A fresh lease identity of this runtime: what a caller takes at the moment it creates or resumes a run (so it
+ * advances the run itself), and what every advance holds.
+ */
+export function claimFor(deps: RuntimeDeps): LeaseClaim {
+  return { workerId: `${deps.workerId}:${randomUUID().slice(0, 8)}`, leaseMs: deps.leaseMs };
 }

@@ -66,18 +66,20 @@ describe("racing decisions and workers", () => {
   it("a run created (or resumed) with the caller's lease is not taken by a polling worker in between", async () => {
     const dana = await h.db.customer.findFirstOrThrow({ where: { email: "dana@example.com" } });
     const { conversation } = await openConversation(h.db, { tenantId: h.acme.id, customerId: dana.id });
-    const intake = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId: conversation.id, text: "My order A-1002 arrived damaged, please refund it.", model: "m", claimFor: claimFor(h.deps) });
+    const created = claimFor(h.deps);
+    const intake = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId: conversation.id, text: "My order A-1002 arrived damaged, please refund it.", model: "m", claimFor: created });
     if (intake.kind !== "started") throw new Error("expected a run");
     const polled = await runWorkerOnce(h.newDeps("background-worker"));
     expect(polled.advanced).toBe(0);
-    const mine = await advanceConversationFrom(h.deps, intake.runId, { claimed: true });
+    const mine = await advanceConversationFrom(h.deps, intake.runId, { claimedAs: created });
     expect(mine.phase).toBe("WAITING_FOR_APPROVAL");
 
     const handoff = await h.db.handoff.findFirstOrThrow({ where: { runId: intake.runId } });
-    const decided = await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" }, { claimFor: claimFor(h.deps) });
+    const resumed = claimFor(h.deps);
+    const decided = await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" }, { claimFor: resumed });
     expect(decided.kind === "approved" && decided.resumable).toBe(true);
     expect((await runWorkerOnce(h.newDeps("background-worker"))).advanced).toBe(0);
-    expect((await advanceConversationFrom(h.deps, intake.runId, { claimed: true })).phase).toBe("COMPLETED");
+    expect((await advanceConversationFrom(h.deps, intake.runId, { claimedAs: resumed })).phase).toBe("COMPLETED");
     expect(await h.effects()).toHaveLength(1);
   });
 

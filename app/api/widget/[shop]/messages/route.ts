@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { after } from "next/server";
 import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
@@ -24,15 +23,15 @@ export async function POST(req: Request, ctx: ShopParams) {
     const conversation = await visitorConversation(db, tenant, bearerToken(req));
     const { text } = await readJson(req, sendSchema);
     const deps = await getRuntime();
-    // Its own lease identity, taken as the run is created: the in-process worker cannot pick the run up in
-    // between, and if this process dies the lease expires and a worker does.
-    const advancer = { ...deps, workerId: `${deps.workerId}:widget:${randomUUID().slice(0, 8)}` };
-    const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model, claimFor: claimFor(advancer) });
+    // The lease is taken as the run is created: the in-process worker cannot pick the run up in between, and
+    // if this process dies the lease expires and a worker does.
+    const claim = claimFor(deps);
+    const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model, claimFor: claim });
     if (intake.kind === "started") {
       const runId = intake.runId;
       after(async () => {
         try {
-          await advanceConversationFrom(advancer, runId, { claimed: true });
+          await advanceConversationFrom(deps, runId, { claimedAs: claim });
         } catch (err) {
           // The run keeps its state in the database; a worker (or the next message) picks it up again.
           console.error(`[widget] advancing run ${runId} failed:`, err instanceof Error ? err.stack ?? err.message : err);
