@@ -1,4 +1,4 @@
-import { anonymousRequest, captureActions, ConversationPage, expect, HandoffPage, replayAction, seedEscalation, seedRefundApproval, test } from "./fixtures/console";
+import { anonymousRequest, expect, performEveryConsoleAction, replayAction, seedEscalation, seedRefundApproval, test } from "./fixtures/console";
 
 // Staff sign-in, sign-out, tenancy and refusals: who may see and do what in the console.
 
@@ -103,28 +103,8 @@ test("anonymous requests to every console route and server action are refused", 
   // with no cookies. Every one answers UNAUTHENTICATED, and nothing happened twice.
   const approval = await seedRefundApproval(250);
   const escalation = await seedEscalation();
-  const captured = captureActions(page);
   await as("raj");
-  const handoff = new HandoffPage(page);
-  await handoff.goto(approval.handoffId);
-  await handoff.claimAndWait(); // claimHandoffAction
-  await page.getByRole("button", { name: "Release" }).click(); // releaseHandoffAction
-  await expect(handoff.claim).toBeVisible();
-  await handoff.claimAndWait();
-  await handoff.denyReason.fill("Testing refusals");
-  await handoff.deny.click(); // decideHandoffAction
-  await expect(handoff.result).toContainText("Denied");
-  const conversation = new ConversationPage(page);
-  await conversation.goto(escalation.conversationId);
-  await conversation.takeOver.click(); // takeOverConversationAction
-  await conversation.reply.fill("Hello from a person");
-  await conversation.send.click(); // replyAsStaffAction
-  await expect(conversation.result).toHaveText("Reply sent.");
-  await conversation.handBack.click(); // handBackConversationAction
-  await expect(conversation.result).toHaveText("Handed back to the agent.");
-
-  const ids = new Set(captured.map((c) => c.headers["next-action"]));
-  expect(ids.size, "six different server actions were exercised").toBe(6);
+  const captured = await performEveryConsoleAction(page, { handoffId: approval.handoffId, conversationId: escalation.conversationId });
   const messagesBefore = await page.request.get(`/api/console/conversations/${escalation.conversationId}`).then((r) => r.json());
   for (const action of captured) {
     const { text } = await replayAction(anon, action);

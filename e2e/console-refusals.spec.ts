@@ -1,4 +1,4 @@
-import { captureActions, ConversationPage, effectsOfRun, expect, HandoffPage, replayAction, seedEscalation, seedRefundApproval, signedInAs, test } from "./fixtures/console";
+import { effectsOfRun, expect, performEveryConsoleAction, replayAction, seedEscalation, seedRefundApproval, signedInAs, test } from "./fixtures/console";
 
 // Every console mutation, sent by another shop's reviewer, is refused as "not found" and changes nothing;
 // a reviewer over their authority is refused for every money-moving decision (approve, edit).
@@ -7,26 +7,8 @@ test("another shop's reviewer is refused for each mutation", async ({ page, as, 
   test.setTimeout(150_000);
   const approval = await seedRefundApproval(250);
   const escalation = await seedEscalation();
-  const captured = captureActions(page);
   await as("raj");
-  const handoff = new HandoffPage(page);
-  await handoff.goto(approval.handoffId);
-  await handoff.claimAndWait(); // claim
-  await page.getByRole("button", { name: "Release" }).click(); // release
-  await expect(handoff.claim).toBeVisible();
-  await handoff.claimAndWait();
-  await handoff.denyReason.fill("Checking refusals");
-  await handoff.deny.click(); // decide
-  await expect(handoff.result).toContainText("Denied");
-  const conversation = new ConversationPage(page);
-  await conversation.goto(escalation.conversationId);
-  await conversation.takeOver.click(); // take over
-  await conversation.reply.fill("Hello from a person");
-  await conversation.send.click(); // reply
-  await expect(conversation.result).toHaveText("Reply sent.");
-  await conversation.handBack.click(); // hand back
-  await expect(conversation.result).toHaveText("Handed back to the agent.");
-  expect(new Set(captured.map((c) => c.headers["next-action"])).size, "six different server actions").toBe(6);
+  const captured = await performEveryConsoleAction(page, { handoffId: approval.handoffId, conversationId: escalation.conversationId });
 
   const gus = await signedInAs(browser, "gus", baseURL!);
   const before = await page.request.get(`/api/console/conversations/${escalation.conversationId}`).then((r) => r.json());

@@ -1,6 +1,7 @@
 import bcrypt from "bcryptjs";
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import type { SessionClaims } from "./claims";
+import { claimsOfStaff } from "./staff-context";
 
 // Compared against when the email is unknown, so a wrong email costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined;
@@ -21,13 +22,5 @@ export async function verifyStaffCredentials(db: PrismaTx, emailRaw: unknown, pa
     return null;
   }
   if (!(await bcrypt.compare(password, staff.passwordHash))) return null;
-  return {
-    staffId: staff.id,
-    tenantId: staff.tenantId,
-    tenantSlug: staff.tenant.slug,
-    tenantName: staff.tenant.name,
-    role: staff.role,
-    name: staff.name,
-    email: staff.email,
-  };
+  return claimsOfStaff(staff);
 }

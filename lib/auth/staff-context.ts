@@ -21,6 +21,11 @@ export interface StaffContext {
 export async function loadStaffContext(db: PrismaTx, claims: Pick<SessionClaims, "staffId" | "tenantId">): Promise<StaffContext | null> {
   const staff = await db.staffUser.findFirst({ where: { id: claims.staffId, tenantId: claims.tenantId }, include: { tenant: true } });
   if (!staff) return null;
+  return { ...claimsOfStaff(staff), authorityLimitCents: staff.authorityLimitCents };
+}
+
+/** The session claims of a staff row (with its tenant): what sign-in stores and every call re-derives. */
+export function claimsOfStaff(staff: { id: string; tenantId: string; role: StaffRole; name: string; email: string; tenant: { slug: string; name: string } }): SessionClaims {
   return {
     staffId: staff.id,
     tenantId: staff.tenantId,
@@ -29,6 +34,5 @@ export async function loadStaffContext(db: PrismaTx, claims: Pick<SessionClaims,
     role: staff.role,
     name: staff.name,
     email: staff.email,
-    authorityLimitCents: staff.authorityLimitCents,
   };
 }

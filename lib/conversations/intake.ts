@@ -5,7 +5,7 @@ import { AppError } from "@/lib/errors";
 import { loadPolicy } from "@/lib/runtime/policy";
 import { startRun, noticeToCustomer, type LeaseClaim } from "@/lib/runtime/run-end";
 import { appendMessage, type ContentBlock } from "@/lib/runtime/transcript";
-import { formatCents } from "@/lib/money";
+import { pendingSubject } from "@/lib/handoffs/approval";
 import { publishEvent } from "@/lib/events";
 
 export const MAX_MESSAGE_CHARS = 4000;
@@ -38,15 +38,6 @@ export async function openConversation(db: PrismaTx, a: { tenantId: string; cust
   return { conversation, token };
 }
 
-/** "Your $250.00 refund for A-1002", "Your cancellation of A-2001": what a pending approval is about. */
-function pendingSubject(p: { toolName?: string; orderNumber?: string | null; amountCents?: number | null }): string {
-  const order = p.orderNumber ?? "your order";
-  if (p.toolName === "refund_order") return `Your ${p.amountCents != null ? formatCents(p.amountCents) + " " : ""}refund for ${order}`;
-  if (p.toolName === "cancel_order") return `Your cancellation of ${order}`;
-  if (p.toolName === "create_replacement") return `Your replacement for ${order}`;
-  return "Your request";
-}
-
 export type IntakeResult =
   | { kind: "started"; runId: string }
   | { kind: "queued"; runId: string } // a run is busy or parked: the text reaches the model after its results
@@ -76,7 +67,7 @@ export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: st
       const run = await tx.run.findUniqueOrThrow({ where: { id: conv.activeRunId } });
       if (run.phase === "WAITING_FOR_APPROVAL" && conv.status !== "human") {
         const pending = await tx.handoff.findMany({ where: { runId: run.id, kind: "APPROVAL", status: "PENDING" }, select: { payload: true } });
-        const what = pending.map((h) => pendingSubject(h.payload as { toolName?: string; orderNumber?: string | null; amountCents?: number | null })).join(" and ");
+        const what = pending.map((h) => pendingSubject((h.payload as { toolName?: string }).toolName, h.payload as { orderNumber?: string | null; amountCents?: number | null })).join(" and ");
         await noticeToCustomer(tx, { id: run.id, tenantId: a.tenantId, conversationId: conv.id }, `${what || "Your request"} is still with our team. I've noted your message and will answer it as soon as they decide.`);
       }
       return { kind: "queued", runId: conv.activeRunId };

@@ -7,19 +7,25 @@ import { appendMessage } from "@/lib/runtime/transcript";
 import { agentTried, conversationCustomer, customerAsk } from "./customer-summary";
 import type { HandoffPayload } from "./record";
 
-/** What the customer is told while a call waits for a person: honest, specific, never "done". */
-export function pendingNotice(toolName: string, facts: CallFacts): string {
-  const order = facts.orderNumber ?? "your order";
+/** What a pending call is about, in the customer's terms: "Your $250.00 refund for A-1002". */
+export function pendingSubject(toolName: string | undefined, p: { orderNumber?: string | null; amountCents?: number | null; summary?: string }): string {
+  const order = p.orderNumber ?? "your order";
   switch (toolName) {
     case "refund_order":
-      return `Your ${facts.amountCents !== undefined ? formatCents(facts.amountCents) + " " : ""}refund for ${order} is with our team for approval. I'll update you here as soon as they decide.`;
+      return `Your ${p.amountCents != null ? formatCents(p.amountCents) + " " : ""}refund for ${order}`;
     case "cancel_order":
-      return `Your request to cancel ${order} is with our team for confirmation. I'll update you here as soon as they decide.`;
+      return `Your request to cancel ${order}`;
     case "create_replacement":
-      return `Your replacement for ${order} is with our team for approval. I'll update you here as soon as they decide.`;
+      return `Your replacement for ${order}`;
     default:
-      return `Your request (${facts.summary}) is with our team for approval. I'll update you here as soon as they decide.`;
+      return p.summary ? `Your request (${p.summary})` : "Your request";
   }
+}
+
+/** What the customer is told while a call waits for a person: honest, specific, never "done". */
+export function pendingNotice(toolName: string, facts: CallFacts): string {
+  const decision = toolName === "cancel_order" ? "confirmation" : "approval";
+  return `${pendingSubject(toolName, facts)} is with our team for ${decision}. I'll update you here as soon as they decide.`;
 }
 
 function recommendedAction(toolName: string, facts: CallFacts): string {

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
 import { randomUUID } from "node:crypto";
 
 export type ContentBlock = Anthropic.ContentBlockParam;
@@ -77,8 +77,11 @@ export interface TranscriptRow {
 const cache = new Map<string, TranscriptRow[]>();
 const CACHE_CONVERSATIONS = 500;
 
-/** Transcript rows of a conversation (what the model sees), in order; reads only what this process has not seen. */
-export async function loadTranscriptRows(db: PrismaTx, conversationId: string): Promise<TranscriptRow[]> {
+/**
+ * Transcript rows of a conversation (what the model sees), in order; reads only what this process has not seen.
+ * Takes the client, not a transaction: it caches what it reads, so it must only ever see committed rows.
+ */
+export async function loadTranscriptRows(db: PrismaClient, conversationId: string): Promise<TranscriptRow[]> {
   const known = cache.get(conversationId) ?? [];
   const afterSeq = known.length ? known[known.length - 1]!.seq : 0;
   const fresh = await db.$queryRaw<TranscriptRow[]>`

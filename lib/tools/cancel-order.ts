@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { orderFacts, requireOwnedOrder } from "./order-helpers";
-import { performEffect } from "@/lib/commerce/provider";
+import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 
 export const cancelOrderInputSchema = z.object({
@@ -21,22 +20,17 @@ export const cancelOrder = defineTool({
     return { ...facts, amountCents: facts.orderTotalCents, summary: `Cancel ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
   },
   async execute(input, ctx) {
-    const { outcome, replayed } = await performEffect(
-      ctx.db,
-      { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation: "cancel_order", request: input, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
-      async (tx) => {
-        const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
-        if (order.status !== "processing") {
-          throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
-        }
-        const refundCents = order.totalCents - order.refundedCents;
-        await tx.order.update({ where: { id: order.id }, data: { status: "cancelled", refundedCents: order.totalCents } });
-        if (refundCents > 0) {
-          await tx.refund.create({ data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: refundCents, reason: `cancellation: ${input.reason}`, idempotencyKey: ctx.idempotencyKey } });
-        }
-        return { status: "cancelled", order_number: order.number, refunded_cents: refundCents, refunded: formatCents(refundCents) };
-      },
-    );
-    return { ...outcome, ...(replayed ? { replayed: true } : {}) };
+    return effectOfCall(ctx, "cancel_order", input, async (tx) => {
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      if (order.status !== "processing") {
+        throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
+      }
+      const refundCents = order.totalCents - order.refundedCents;
+      await tx.order.update({ where: { id: order.id }, data: { status: "cancelled", refundedCents: order.totalCents } });
+      if (refundCents > 0) {
+        await tx.refund.create({ data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: refundCents, reason: `cancellation: ${input.reason}`, idempotencyKey: ctx.idempotencyKey } });
+      }
+      return { status: "cancelled", order_number: order.number, refunded_cents: refundCents, refunded: formatCents(refundCents) };
+    });
   },
 });

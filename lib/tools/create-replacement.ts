@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { orderFacts, requireOwnedOrder } from "./order-helpers";
-import { performEffect } from "@/lib/commerce/provider";
+import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 
 export const createReplacementInputSchema = z.object({
@@ -21,19 +20,14 @@ export const createReplacement = defineTool({
     return { ...facts, amountCents: facts.orderTotalCents, summary: `Replace ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
   },
   async execute(input, ctx) {
-    const { outcome, replayed } = await performEffect(
-      ctx.db,
-      { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation: "create_replacement", request: input, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
-      async (tx) => {
-        const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
-        if (order.status !== "delivered" && order.status !== "lost") {
-          throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
-        }
-        const tracking = `1ZR${ctx.idempotencyKey.slice(0, 12).toUpperCase()}`;
-        await tx.shipment.create({ data: { orderId: order.id, carrier: "UPS", tracking, status: "label_created", kind: "replacement" } });
-        return { status: "replacement_created", order_number: order.number, value: formatCents(order.totalCents), tracking };
-      },
-    );
-    return { ...outcome, ...(replayed ? { replayed: true } : {}) };
+    return effectOfCall(ctx, "create_replacement", input, async (tx) => {
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      if (order.status !== "delivered" && order.status !== "lost") {
+        throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
+      }
+      const tracking = `1ZR${ctx.idempotencyKey.slice(0, 12).toUpperCase()}`;
+      await tx.shipment.create({ data: { orderId: order.id, carrier: "UPS", tracking, status: "label_created", kind: "replacement" } });
+      return { status: "replacement_created", order_number: order.number, value: formatCents(order.totalCents), tracking };
+    });
   },
 });

@@ -1,6 +1,7 @@
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import type { Json, PrismaTx } from "@/lib/db/prisma-types";
+import { performEffect } from "@/lib/commerce/provider";
 import { formatCents } from "@/lib/money";
-import { ToolError, type CallFacts } from "./types";
+import { ToolError, type CallFacts, type ToolContext } from "./types";
 
 /** Loads an order by its public number within the tenant; a missing order is a business-rule error the model can act on. */
 export async function findOrder(db: PrismaTx, tenantId: string, orderNumber: string) {
@@ -57,4 +58,17 @@ export function presentOrder(order: NonNullable<Awaited<ReturnType<typeof findOr
     shipment: shipment ? { carrier: shipment.carrier, tracking: shipment.tracking, status: shipment.status } : null,
     shipping_address: order.shippingAddress,
   };
+}
+
+/**
+ * Runs a side-effecting tool's effect through the payments/fulfilment boundary under the call's idempotency key
+ * and ledger identity; a replayed key returns the recorded outcome, marked `replayed`.
+ */
+export async function effectOfCall<T extends Record<string, unknown>>(ctx: ToolContext, operation: string, request: Json, effect: (tx: PrismaTx) => Promise<T>) {
+  const { outcome, replayed } = await performEffect(
+    ctx.db,
+    { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation, request, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
+    effect,
+  );
+  return { ...outcome, ...(replayed ? { replayed: true } : {}) };
 }

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { orderFacts, requireOwnedOrder } from "./order-helpers";
-import { performEffect } from "@/lib/commerce/provider";
+import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 
 export const refundOrderInputSchema = z.object({
@@ -20,28 +19,23 @@ export const refundOrder = defineTool({
   facts: (input, ctx) =>
     orderFacts(ctx.db, ctx.tenantId, input.order_number, `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`, input.amount_cents),
   async execute(input, ctx) {
-    const { outcome, replayed } = await performEffect(
-      ctx.db,
-      { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation: "refund_order", request: input, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
-      async (tx) => {
-        const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
-        const refundable = order.totalCents - order.refundedCents;
-        if (input.amount_cents > refundable) {
-          throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, { refundable_cents: refundable });
-        }
-        const refund = await tx.refund.create({
-          data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: input.amount_cents, reason: input.reason, idempotencyKey: ctx.idempotencyKey },
-        });
-        await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: input.amount_cents } } });
-        return {
-          status: "refunded",
-          refund_id: refund.id,
-          order_number: order.number,
-          amount_cents: input.amount_cents,
-          amount: formatCents(input.amount_cents),
-        };
-      },
-    );
-    return { ...outcome, ...(replayed ? { replayed: true } : {}) };
+    return effectOfCall(ctx, "refund_order", input, async (tx) => {
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      const refundable = order.totalCents - order.refundedCents;
+      if (input.amount_cents > refundable) {
+        throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, { refundable_cents: refundable });
+      }
+      const refund = await tx.refund.create({
+        data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: input.amount_cents, reason: input.reason, idempotencyKey: ctx.idempotencyKey },
+      });
+      await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: input.amount_cents } } });
+      return {
+        status: "refunded",
+        refund_id: refund.id,
+        order_number: order.number,
+        amount_cents: input.amount_cents,
+        amount: formatCents(input.amount_cents),
+      };
+    });
   },
 });

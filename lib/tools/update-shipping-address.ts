@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { orderFacts, requireOwnedOrder } from "./order-helpers";
-import { performEffect } from "@/lib/commerce/provider";
+import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
 
 export const addressSchema = z.object({
   line1: z.string().min(1).max(200),
@@ -24,18 +23,13 @@ export const updateShippingAddress = defineTool({
   accountAction: true,
   facts: (input, ctx) => orderFacts(ctx.db, ctx.tenantId, input.order_number, `Change the address of ${input.order_number.toUpperCase()}`),
   async execute(input, ctx) {
-    const { outcome, replayed } = await performEffect(
-      ctx.db,
-      { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation: "update_shipping_address", request: input, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
-      async (tx) => {
-        const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
-        if (order.status !== "processing") {
-          throw new ToolError("business_rule", `${order.number} is ${order.status}; its address can no longer be changed.`, false);
-        }
-        await tx.order.update({ where: { id: order.id }, data: { shippingAddress: input.address } });
-        return { status: "address_updated", order_number: order.number, address: input.address };
-      },
-    );
-    return { ...outcome, ...(replayed ? { replayed: true } : {}) };
+    return effectOfCall(ctx, "update_shipping_address", input, async (tx) => {
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      if (order.status !== "processing") {
+        throw new ToolError("business_rule", `${order.number} is ${order.status}; its address can no longer be changed.`, false);
+      }
+      await tx.order.update({ where: { id: order.id }, data: { shippingAddress: input.address } });
+      return { status: "address_updated", order_number: order.number, address: input.address };
+    });
   },
 });
