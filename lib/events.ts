@@ -1,11 +1,14 @@
-import type { PrismaTx, Json } from "@/lib/db/prisma-types";
+import { Prisma, type PrismaTx, type Json } from "@/lib/db/prisma-types";
+import { sqlOf, type Db } from "@/lib/db/sql";
 
 /**
  * Appends to the event feed that live views follow. Written in the same transaction as the change it
  * announces, so a reader resyncing from its cursor never misses one.
  */
-export async function publishEvent(db: PrismaTx, e: { tenantId: string; conversationId?: string | null; type: string; data?: Json }) {
-  await db.event.create({ data: { tenantId: e.tenantId, conversationId: e.conversationId ?? null, type: e.type, data: e.data ?? {} } });
+export async function publishEvent(db: Db, e: { tenantId: string; conversationId?: string | null; type: string; data?: Json }) {
+  await sqlOf(db).execute(Prisma.sql`
+    INSERT INTO "Event" ("tenantId", "conversationId", type, data)
+    VALUES (${e.tenantId}, ${e.conversationId ?? null}, ${e.type}, ${JSON.stringify(e.data ?? {})}::jsonb)`);
 }
 
 export interface FeedEvent {

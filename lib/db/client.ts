@@ -6,6 +6,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { ensureDatabaseUrl } from "./server";
+import { createPool, registerPool } from "./sql";
 
 // Convenience: `Prisma`, `PrismaClient`, the enums and model types, from one place.
 export * from "@/lib/generated/prisma/client";
@@ -17,9 +18,21 @@ interface ClientCache {
 const g = globalThis as typeof globalThis & { __supportPrisma?: ClientCache };
 const cache: ClientCache = (g.__supportPrisma ??= {});
 
-/** A new PrismaClient on `url` (its own pg pool). The caller owns it and must `$disconnect()` it. */
+/**
+ * A new PrismaClient on `url` (its own pg pool, which the runtime's hot path also uses directly: lib/db/sql).
+ * The caller owns it and must `$disconnect()` it; that ends the pool.
+ */
 export function createPrisma(url: string, options: { max?: number } = {}): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url, ...(options.max ? { max: options.max } : {}) }) });
+  const pool = createPool(url, options.max);
+  const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  registerPool(client, pool);
+  // Prisma ends the pool only if it ever connected; the runtime may have used the pool without it.
+  const disconnect = client.$disconnect.bind(client);
+  client.$disconnect = async () => {
+    await disconnect();
+    if (!pool.ended) await pool.end();
+  };
+  return client;
 }
 
 /** The process-wide PrismaClient, created on first use for the URL from `ensureDatabaseUrl()`. */

@@ -66,7 +66,7 @@ export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId
   // The run is created with this process's lease, so it answers here even if a background worker is polling.
   const claim = claimFor(deps);
   const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model, claimFor: claim });
-  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId, { claimedAs: claim });
+  if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId, { claimedAs: claim, run: intake.run });
   const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
   const runId = intake.kind === "to_person" ? null : intake.runId;
   const run = runId ? await deps.db.run.findUnique({ where: { id: runId } }) : null;

@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import type { RuntimeDeps } from "./deps";
 import type { LeaseClaim } from "./run-end";
 import { publishEvent } from "@/lib/events";
+import { Prisma } from "@/lib/db/prisma-types";
+import { fastSql, sqlTransaction } from "@/lib/db/sql";
 import { assertLease, claimRun, LeaseLostError, releaseRun } from "./lease";
 import { failpoint } from "./failpoints";
 import { advanceToolPhase } from "./tool-phase";
 import { runModelTurn } from "./model-turn";
 import { escalateRun } from "./run-end";
-import { loadRunState, type RunState } from "./run-state";
+import { loadRunState, type RunState, type RunStateRow } from "./run-state";
 import { loadTranscriptRows, type ContentBlock, type TranscriptRow } from "./transcript";
 
 /** The next thing a run needs, read from its transcript: answer an assistant message's tool calls, or call the model. */
@@ -16,7 +18,7 @@ type NextStep =
   | { kind: "model_turn"; rows: TranscriptRow[] };
 
 async function nextStep(deps: RuntimeDeps, state: RunState): Promise<NextStep> {
-  const rows = await loadTranscriptRows(deps.db, state.ref.conversationId);
+  const rows = (state.transcript ??= await loadTranscriptRows(deps.db, state.ref.conversationId));
   const last = rows[rows.length - 1];
   if (last?.role === "assistant") {
     const content = last.content as ContentBlock[];
@@ -24,6 +26,13 @@ async function nextStep(deps: RuntimeDeps, state: RunState): Promise<NextStep> {
     // An assistant message without tool_use is only ever left last by pause_turn: send it back as it is.
   }
   return { kind: "model_turn", rows };
+}
+
+export interface AdvanceOptions {
+  /** The caller created or resumed the run with this lease already taken (see `claimFor`). */
+  claimedAs?: LeaseClaim;
+  /** With `claimedAs`: the run's state as the caller just created it (intake's `run`), saving a read. */
+  run?: RunStateRow | null;
 }
 
 export interface AdvanceResult {
@@ -35,11 +44,11 @@ export interface AdvanceResult {
 const MAX_STEPS = 64;
 
 async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_APPROVAL" | "WAITING_FOR_RETRY", nextAttemptAt: Date | null) {
-  await deps.db.$transaction(async (tx) => {
+  await sqlTransaction(deps.db, async (tx) => {
     await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-    const [run] = await tx.$queryRaw<Array<{ tenantId: string; conversationId: string }>>`
+    const [run] = await tx.query<{ tenantId: string; conversationId: string }>(Prisma.sql`
       UPDATE "Run" SET phase = ${phase}::"RunPhase", "nextAttemptAt" = ${nextAttemptAt}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL
-      WHERE id = ${runId} RETURNING "tenantId", "conversationId"`;
+      WHERE id = ${runId} RETURNING "tenantId", "conversationId"`);
     // Live views learn that the run now waits (for a person, or a retry) in the same commit.
     await publishEvent(tx, { tenantId: run!.tenantId, conversationId: run!.conversationId, type: "run.phase", data: { runId, phase } });
   });
@@ -51,16 +60,17 @@ async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_AP
  * process at any time: without the lease it does nothing; after a crash the next call picks up where the
  * database says the run is.
  */
-export async function advanceRun(runtime: RuntimeDeps, runId: string, opts: { claimedAs?: LeaseClaim } = {}): Promise<AdvanceResult> {
+export async function advanceRun(runtime: RuntimeDeps, runId: string, opts: AdvanceOptions = {}): Promise<AdvanceResult> {
   // Every advance holds the lease under its own identity, so two advances in one process (a request and the
   // in-process worker share a runtime) can never both pass the fence. `claimedAs`: the caller created or resumed
   // the run with this lease already taken (see `claimFor`), so no background worker could take it in between.
   const lease = opts.claimedAs ?? claimFor(runtime);
   const deps: RuntimeDeps = { ...runtime, workerId: lease.workerId, leaseMs: lease.leaseMs };
-  const claimedRow = opts.claimedAs ? null : await claimRun(deps.db, runId, deps.workerId, deps.leaseMs);
+  const sql = fastSql(deps.db); // the hot path's statements go to the pg pool directly (lib/db/sql)
+  const claimedRow = opts.claimedAs ? null : await claimRun(sql, runId, deps.workerId, deps.leaseMs);
   if (!opts.claimedAs && !claimedRow) return { claimed: false };
   failpoint("after-claim");
-  const state = await loadRunState(deps.db, runId, claimedRow);
+  const state = await loadRunState(sql, runId, claimedRow ?? (opts.claimedAs ? opts.run : null));
   let followUpRunId: string | null = null;
   let phase = "RUNNING";
   try {
@@ -104,17 +114,17 @@ export async function advanceRun(runtime: RuntimeDeps, runId: string, opts: { cl
     throw err;
   } finally {
     // Parking and ending already let go of the lease in their own statement; otherwise let go now.
-    if (phase === "RUNNING") await releaseRun(deps.db, runId, deps.workerId).catch(() => undefined);
+    if (phase === "RUNNING") await releaseRun(sql, runId, deps.workerId).catch(() => undefined);
   }
   if (phase === "RUNNING") {
-    const [final] = await deps.db.$queryRaw<Array<{ phase: string }>>`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`;
+    const [final] = await sql.query<{ phase: string }>(Prisma.sql`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`);
     phase = final?.phase ?? phase;
   }
   return { claimed: true, phase, followUpRunId };
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */
-export async function advanceConversationFrom(deps: RuntimeDeps, runId: string, opts: { claimedAs?: LeaseClaim } = {}): Promise<AdvanceResult> {
+export async function advanceConversationFrom(deps: RuntimeDeps, runId: string, opts: AdvanceOptions = {}): Promise<AdvanceResult> {
   let result: AdvanceResult = await advanceRun(deps, runId, opts);
   for (let i = 0; result.followUpRunId && i < 10; i++) result = await advanceRun(deps, result.followUpRunId);
   return result;

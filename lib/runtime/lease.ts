@@ -1,4 +1,5 @@
-import { Prisma, type PrismaClient, type PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma } from "@/lib/db/prisma-types";
+import { sqlOf, type Db } from "@/lib/db/sql";
 import { RUN_STATE_COLUMNS, type RunStateRow } from "./run-state";
 
 /** Raised when a worker finds its lease on a run was taken over (it was too slow or presumed dead). */
@@ -15,11 +16,11 @@ export class LeaseLostError extends Error {
  * run by the same runtime (a request and the in-process worker share one) is refused too.
  * Returns the run's state columns (so the claimer need not read them again), or null when the run is held.
  */
-export async function claimRun(db: PrismaClient, runId: string, owner: string, leaseMs: number): Promise<RunStateRow | null> {
-  const [claimed] = await db.$queryRaw<RunStateRow[]>`
+export async function claimRun(db: Db, runId: string, owner: string, leaseMs: number): Promise<RunStateRow | null> {
+  const [claimed] = await sqlOf(db).query<RunStateRow>(Prisma.sql`
     UPDATE "Run" SET "leaseOwner" = ${owner}, "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8)
     WHERE id = ${runId} AND phase = 'RUNNING' AND ("leaseExpiresAt" IS NULL OR "leaseExpiresAt" < now())
-    RETURNING ${RUN_STATE_COLUMNS}`;
+    RETURNING ${RUN_STATE_COLUMNS}`);
   return claimed ?? null;
 }
 
@@ -37,11 +38,9 @@ export interface RunCounters {
   lastStopReason?: string | null;
 }
 
-/** The lease-renewing UPDATE (with counter changes) as a fragment other statements can build on. */
-export function renewLeaseSql(runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Prisma.Sql {
+/** The SET list applying counter changes to a Run row (shared by the lease renewal and the run's end). */
+export function countersSql(c: RunCounters): Prisma.Sql {
   return Prisma.sql`
-    UPDATE "Run" SET
-      "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8),
       "updatedAt" = now(),
       "turnsUsed" = "turnsUsed" + ${c.turns ?? 0}::int,
       "inputTokens" = "inputTokens" + ${c.inputTokens ?? 0}::int,
@@ -52,7 +51,15 @@ export function renewLeaseSql(runId: string, owner: string, leaseMs: number, c: 
       "pauseTurns" = "pauseTurns" + ${c.pauseTurns ?? 0}::int,
       "corrections" = "corrections" + ${c.corrections ?? 0}::int,
       "requestAttempts" = CASE WHEN ${c.resetRequestAttempts ?? false}::boolean THEN 0 ELSE "requestAttempts" END,
-      "lastStopReason" = CASE WHEN ${c.lastStopReason !== undefined}::boolean THEN ${c.lastStopReason ?? null}::text ELSE "lastStopReason" END
+      "lastStopReason" = CASE WHEN ${c.lastStopReason !== undefined}::boolean THEN ${c.lastStopReason ?? null}::text ELSE "lastStopReason" END`;
+}
+
+/** The lease-renewing UPDATE (with counter changes) as a fragment other statements can build on. */
+export function renewLeaseSql(runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Prisma.Sql {
+  return Prisma.sql`
+    UPDATE "Run" SET
+      "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8),
+      ${countersSql(c)}
     WHERE id = ${runId} AND "leaseOwner" = ${owner}`;
 }
 
@@ -61,8 +68,8 @@ export function renewLeaseSql(runId: string, owner: string, leaseMs: number, c: 
  * run's counters in the same statement). If another worker took the run over, the write is refused and nothing
  * of it commits.
  */
-export async function assertLease(tx: PrismaTx, runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Promise<void> {
-  const renewed = await tx.$executeRaw(renewLeaseSql(runId, owner, leaseMs, c));
+export async function assertLease(tx: Db, runId: string, owner: string, leaseMs: number, c: RunCounters = {}): Promise<void> {
+  const renewed = await sqlOf(tx).execute(renewLeaseSql(runId, owner, leaseMs, c));
   if (renewed !== 1) throw new LeaseLostError(runId);
 }
 
@@ -70,14 +77,26 @@ export async function assertLease(tx: PrismaTx, runId: string, owner: string, le
  * A write fenced by the lease in ONE statement: `write` runs only if the lease renewal matched (it selects
  * FROM the renewal's CTE `lease`), so no transaction is needed. Throws LeaseLostError when nothing was written.
  */
-export async function fencedWrite(db: PrismaTx, runId: string, owner: string, leaseMs: number, c: RunCounters, write: Prisma.Sql): Promise<void> {
-  const rows = await db.$queryRaw<Array<{ ok: number }>>(Prisma.sql`
+export async function fencedWrite(db: Db, runId: string, owner: string, leaseMs: number, c: RunCounters, write: Prisma.Sql): Promise<void> {
+  const rows = await sqlOf(db).query<{ ok: number }>(Prisma.sql`
     WITH lease AS (${renewLeaseSql(runId, owner, leaseMs, c)} RETURNING id), w AS (${write})
     SELECT count(*)::int AS ok FROM lease`);
   if (rows[0]?.ok !== 1) throw new LeaseLostError(runId);
 }
 
+/**
+ * Several writes fenced by the lease in ONE statement: `ctes` ("a AS (… FROM lease …), b AS (…)") run only if
+ * the renewal matched. Returns the row of `select` (over those CTEs); throws LeaseLostError when nothing was written.
+ */
+export async function fencedCtes<T extends object>(db: Db, runId: string, owner: string, leaseMs: number, c: RunCounters, ctes: Prisma.Sql, select: Prisma.Sql = Prisma.sql`1 AS one`): Promise<T> {
+  const [row] = await sqlOf(db).query<T & { fenced_ok: number }>(Prisma.sql`
+    WITH lease AS (${renewLeaseSql(runId, owner, leaseMs, c)} RETURNING id), ${ctes}
+    SELECT (SELECT count(*)::int FROM lease) AS fenced_ok, ${select}`);
+  if (row?.fenced_ok !== 1) throw new LeaseLostError(runId);
+  return row;
+}
+
 /** Lets go of a run (after parking, finishing or an error) so another worker may claim it at once. */
-export async function releaseRun(db: PrismaTx, runId: string, owner: string): Promise<void> {
-  await db.$executeRaw`UPDATE "Run" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = ${runId} AND "leaseOwner" = ${owner}`;
+export async function releaseRun(db: Db, runId: string, owner: string): Promise<void> {
+  await sqlOf(db).execute(Prisma.sql`UPDATE "Run" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = ${runId} AND "leaseOwner" = ${owner}`);
 }

@@ -1,17 +1,18 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { randomUUID } from "node:crypto";
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import { fastSql, runtimeTransaction, sqlOf, type Db } from "@/lib/db/sql";
 import { SYSTEM_PROMPT } from "@/lib/agent/prompt";
 import { toolDefinitionsForModel } from "@/lib/tools/registry";
 import { classifyModelError, estimateCostMicros } from "@/lib/model/client";
 import type { RuntimeDeps } from "./deps";
-import { assertLease, fencedWrite, type RunCounters } from "./lease";
+import { assertLease, fencedCtes, fencedWrite } from "./lease";
 import { Prisma } from "@/lib/db/prisma-types";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
-import { appendMessage, buildModelMessages, transcriptViolations, type ContentBlock, type TranscriptRow } from "./transcript";
-import type { RunState } from "./run-state";
-import { escalateRun, finishRun } from "./run-end";
+import { appendMessage, appendMessageCtes, buildModelMessages, transcriptViolations, type AppendMessage, type ContentBlock, type TranscriptRow } from "./transcript";
+import { extendTranscript, forgetTranscript, type ConversationFacts, type RunState } from "./run-state";
+import { completeRunWithReply, escalateRun, finishRun } from "./run-end";
+import { recordToolUseTurn } from "./tool-phase";
 import { orderNumbersIn, stopCheck } from "./stop-check";
 import type { RunRef } from "./tool-gating";
 
@@ -36,7 +37,7 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   const run = { ...state.counters, model: state.model };
   const ended = (followUpRunId: string | null, phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER" = "ESCALATED"): TurnOutcome => ({ kind: "ended", phase, followUpRunId });
   const escalate = async (trigger: string, reason: string, rootCause: string, notice?: string) =>
-    ended(await deps.db.$transaction(async (tx) => {
+    ended(await runtimeTransaction(deps.db, async (tx) => {
       await assertLease(tx, ref.id, deps.workerId, deps.leaseMs);
       return escalateRun(tx, ref, { trigger, reason, rootCause, notice, model: run.model, policy });
     }));
@@ -56,6 +57,10 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   const throughSeq = rows[rows.length - 1]?.seq ?? 0;
   const maxTokens = run.maxTokensRetries > 0 ? MAX_TOKENS_RETRY : MAX_TOKENS;
 
+  // What the end of the turn needs to know about the conversation, read while the model answers (off the
+  // critical path). Only this worker writes the run meanwhile; what others may change — queued text, a takeover —
+  // is caught by the statement that ends the run (`seenMessageCount`), and verification is only ever added.
+  const ahead = conversationFacts(fastSql(deps.db), ref, false).catch(() => null);
   let message: Anthropic.Message;
   let latencyMs: number;
   try {
@@ -69,15 +74,17 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
     const cls = classifyModelError(err);
     const attempts = run.requestAttempts + 1;
     const errorText = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 500) : String(err);
-    return deps.db.$transaction(async (tx) => {
+    return runtimeTransaction(deps.db, async (tx) => {
       await assertLease(tx, ref.id, deps.workerId, deps.leaseMs);
-      await insertModelCall(tx, null, { tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: deps.model.model, stopReason: null, error: `${cls.kind}: ${errorText}`, maxTokens, latencyMs: 0, throughSeq, response: null });
+      await sqlOf(tx).execute(modelCallInsert({ tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: deps.model.model, stopReason: null, error: `${cls.kind}: ${errorText}`, maxTokens, latencyMs: 0, throughSeq, response: null }));
       if (cls.retryable && attempts < b.maxRequestAttempts) {
         const at = new Date(Date.now() + backoffMs(attempts));
-        await tx.run.update({ where: { id: ref.id }, data: { requestAttempts: attempts, phase: "WAITING_FOR_RETRY", nextAttemptAt: at, leaseOwner: null, leaseExpiresAt: null } });
+        await tx.execute(Prisma.sql`
+          UPDATE "Run" SET "requestAttempts" = ${attempts}, phase = 'WAITING_FOR_RETRY', "nextAttemptAt" = ${at}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = now()
+          WHERE id = ${ref.id}`);
         return { kind: "waiting_for_retry", at } as TurnOutcome;
       }
-      await tx.run.update({ where: { id: ref.id }, data: { requestAttempts: attempts } });
+      await tx.execute(Prisma.sql`UPDATE "Run" SET "requestAttempts" = ${attempts}, "updatedAt" = now() WHERE id = ${ref.id}`);
       return ended(await escalateRun(tx, ref, { trigger: "no_progress", reason: `The model could not be reached (${cls.kind}) after ${attempts} attempt(s).`, rootCause: errorText, phase: "DEAD_LETTER", model: run.model, policy }), "DEAD_LETTER");
     });
   }
@@ -91,21 +98,57 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   const cost = estimateCostMicros(message.model, usage);
   const inputTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
   const stepCounters = { turns: 1, inputTokens, outputTokens: usage.output_tokens, costMicros: cost, activeMs: latencyMs, resetRequestAttempts: true, lastStopReason: stop };
-  return deps.db.$transaction(async (tx): Promise<TurnOutcome> => {
-    await insertModelCall(tx, { runId: ref.id, owner: deps.workerId, leaseMs: deps.leaseMs, counters: stepCounters }, {
-      tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: message.model, stopReason: stop, error: null, maxTokens, latencyMs: Math.round(latencyMs), throughSeq,
-      inputTokens: usage.input_tokens, outputTokens: usage.output_tokens,
-      cacheReadTokens: usage.cache_read_input_tokens ?? 0, cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
-      response: { id: message.id, content: message.content, stop_reason: stop, usage },
-    });
-    Object.assign(state.counters, {
-      turnsUsed: run.turnsUsed + 1, inputTokens: run.inputTokens + inputTokens, outputTokens: run.outputTokens + usage.output_tokens,
-      activeMs: run.activeMs + latencyMs, requestAttempts: 0,
-    });
+  const call: ModelCallRecord = {
+    tenantId: ref.tenantId, runId: ref.id, turn: run.turnsUsed + 1, model: message.model, stopReason: stop, error: null, maxTokens, latencyMs: Math.round(latencyMs), throughSeq,
+    inputTokens: usage.input_tokens, outputTokens: usage.output_tokens,
+    cacheReadTokens: usage.cache_read_input_tokens ?? 0, cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
+    response: { id: message.id, content: message.content, stop_reason: stop, usage },
+  };
+  const assistantMessage = (shown: boolean): AppendMessage => ({
+    tenantId: ref.tenantId, conversationId: ref.conversationId, runId: ref.id, role: "assistant", author: "AGENT", content: message.content as ContentBlock[], shownToCustomer: shown, displayText: shown ? text : null,
+  });
+  // The counters as the commit below wrote them (the lease is held, so this copy stays true).
+  const counted = () => Object.assign(state.counters, {
+    turnsUsed: run.turnsUsed + 1, inputTokens: run.inputTokens + inputTokens, outputTokens: run.outputTokens + usage.output_tokens,
+    activeMs: run.activeMs + latencyMs, requestAttempts: 0,
+  });
+
+  // The two outcomes of almost every turn, each in ONE statement on the pg pool (lib/db/sql): a tool call to
+  // answer, or a final reply that passes the stop check. Anything else takes the transaction below.
+  if (stop === "tool_use" && toolUses.length) {
+    const assistant = appendMessageCtes(randomUUID(), assistantMessage(false), { from: Prisma.sql`lease` });
+    const turnCtes = Prisma.sql`mc AS (${modelCallInsert(call, Prisma.sql`FROM lease`)}), ${assistant}`;
+    // With its calls gated and recorded in the same statement, unless one needs a person.
+    const recorded = await recordToolUseTurn(deps, state, rows, toolUses, await ahead, stepCounters, turnCtes);
+    const { seq } = recorded ?? (await fencedCtes<{ seq: number }>(fastSql(deps.db), ref.id, deps.workerId, deps.leaseMs, stepCounters, turnCtes, Prisma.sql`(SELECT seq FROM msg) AS seq`));
+    counted();
+    state.toolUseTurn = { seq, calls: recorded?.calls ?? [], verifiedCustomerId: recorded?.verifiedCustomerId ?? null };
+    extendTranscript(state, { seq, role: "assistant", content: message.content, author: "AGENT", runId: ref.id });
+    if (recorded) failpoint("after-gate");
+    return { kind: "continue" };
+  }
+  if ((stop === "end_turn" || stop === "stop_sequence") && !toolUses.length) {
+    const sql = fastSql(deps.db);
+    const facts = (await ahead) ?? (await conversationFacts(sql, ref, false));
+    if (!facts.queuedText && !checkReply(facts, ref, text, rows).length) {
+      const done = await completeRunWithReply(sql, ref, {
+        owner: deps.workerId, counters: stepCounters, seenMessageCount: facts.messageCount, reply: message.content as ContentBlock[], text, modelCall: (from) => modelCallInsert(call, from),
+      });
+      if (done) {
+        counted();
+        return ended(null, "COMPLETED");
+      }
+    }
+  }
+
+  // On the pg fast path too; redone in a Prisma transaction when the turn escalates (opening a handoff).
+  forgetTranscript(state);
+  return runtimeTransaction(deps.db, async (tx): Promise<TurnOutcome> => {
+    await fencedWrite(tx, ref.id, deps.workerId, deps.leaseMs, stepCounters, modelCallInsert(call, Prisma.sql`FROM lease`));
+    counted();
     const escalateHere = async (trigger: string, reason: string, rootCause: string, notice?: string) =>
       ended(await escalateRun(tx, ref, { trigger, reason, rootCause, notice, model: run.model, policy }));
-    const appendAssistant = (shown: boolean) =>
-      appendMessage(tx, { tenantId: ref.tenantId, conversationId: ref.conversationId, runId: ref.id, role: "assistant", author: "AGENT", content: message.content as ContentBlock[], shownToCustomer: shown, displayText: shown ? text : null });
+    const appendAssistant = (shown: boolean) => appendMessage(tx, assistantMessage(shown));
 
     switch (stop) {
       case "tool_use":
@@ -117,7 +160,9 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
       case "stop_sequence": {
         if (toolUses.length) return escalateHere("no_progress", `The model ended its turn (${stop}) with an unanswered tool call.`, "Malformed model response.");
         // Locks the conversation too: ownership is checked at the moment of sending, under this lock.
-        const { problems, conversationStatus } = await checkReply(tx, ref, text, rows);
+        const facts = await conversationFacts(tx, ref, true);
+        const problems = checkReply(facts, ref, text, rows);
+        const conversationStatus = facts.status;
         const blocking = problems.filter((p) => p.kind !== "unanswered_concern" || run.corrections < MAX_CORRECTIONS);
         if (blocking.length) {
           await appendAssistant(false); // kept in the transcript, never shown
@@ -160,37 +205,44 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
         // An unknown stop_reason is suspicious: fail to a handoff, never to success.
         return escalateHere("no_progress", `The model stopped for an unknown reason: ${String(stop)}.`, "Unknown stop_reason.");
     }
-  }, { timeout: 20_000 });
+  });
 }
 
-/** Compares the reply with what this run actually did (one query) and with the orders the customer raised. */
-async function checkReply(tx: PrismaTx, ref: RunRef, reply: string, rows: TranscriptRow[]) {
-  const [done] = await tx.$queryRaw<Array<{ status: string; effects: string[]; acted: number }>>`
-    SELECT c.status::text AS status,
+/**
+ * What the stop check, the run's end and the gates need to know about the conversation and this run's actions,
+ * in one read (locking the conversation in a transaction).
+ */
+async function conversationFacts(tx: Db, ref: RunRef, lock: boolean): Promise<ConversationFacts> {
+  const [facts] = await sqlOf(tx).query<ConversationFacts>(Prisma.sql`
+    SELECT c.status::text AS status, c."messageCount", c."verifiedCustomerId", c."verificationExpiresAt",
+           EXISTS (SELECT 1 FROM "Message" WHERE "conversationId" = c.id AND "pendingDelivery") AS "queuedText",
            (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${ref.id}) AS effects,
            (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${ref.id} AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted
-    FROM "Conversation" c WHERE c.id = ${ref.conversationId} FOR UPDATE OF c`;
+    FROM "Conversation" c WHERE c.id = ${ref.conversationId} ${lock ? Prisma.sql`FOR UPDATE OF c` : Prisma.empty}`);
+  if (!facts) throw new Error(`conversation ${ref.conversationId} not found`);
+  return facts;
+}
+
+/** Compares the reply with what this run actually did and with the orders the customer raised. */
+function checkReply(done: { effects: string[]; acted: number }, ref: RunRef, reply: string, rows: TranscriptRow[]) {
   const raised = rows
     .filter((r) => r.runId === ref.id && r.role === "user")
     .flatMap((r) => (r.content as ContentBlock[]).filter((b): b is Anthropic.TextBlockParam => b.type === "text" && !b.text.startsWith("[harness]")))
     .flatMap((b) => orderNumbersIn(b.text));
-  const problems = stopCheck({ reply, effectsDone: done?.effects ?? [], ordersRaised: (done?.acted ?? 0) > 0 ? [...new Set(raised)] : [] });
-  return { problems, conversationStatus: done?.status };
+  return stopCheck({ reply, effectsDone: done.effects, ordersRaised: done.acted > 0 ? [...new Set(raised)] : [] });
 }
 
-/**
- * One model call as recorded for the inspector: stop reason, usage, latency, and the response as returned.
- * With `fence`, written in the same statement as the lease renewal and the run's counters.
- */
-async function insertModelCall(tx: PrismaTx, fence: { runId: string; owner: string; leaseMs: number; counters: RunCounters } | null, m: {
+/** One model call as recorded for the inspector: stop reason, usage, latency, and the response as returned. */
+interface ModelCallRecord {
   tenantId: string; runId: string; turn: number; model: string; stopReason: string | null; error: string | null; maxTokens: number; latencyMs: number; throughSeq: number;
   inputTokens?: number; outputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number; response: unknown;
-}) {
-  const insert = (from: Prisma.Sql) => Prisma.sql`
+}
+
+/** The INSERT of a model call; `from` makes it conditional (`FROM lease`: written only under the lease). */
+function modelCallInsert(m: ModelCallRecord, from: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  return Prisma.sql`
     INSERT INTO "ModelCall" (id, "tenantId", "runId", turn, model, "stopReason", error, "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "maxTokens", "latencyMs", "throughSeq", response)
     SELECT ${randomUUID()}, ${m.tenantId}, ${m.runId}, ${m.turn}, ${m.model}, ${m.stopReason}, ${m.error}, ${m.inputTokens ?? 0}, ${m.outputTokens ?? 0},
            ${m.cacheReadTokens ?? 0}, ${m.cacheWriteTokens ?? 0}, ${m.maxTokens}, ${m.latencyMs}, ${m.throughSeq}, ${m.response === null ? null : JSON.stringify(m.response)}::jsonb
     ${from}`;
-  if (fence) await fencedWrite(tx, fence.runId, fence.owner, fence.leaseMs, fence.counters, insert(Prisma.sql`FROM lease`));
-  else await tx.$executeRaw(insert(Prisma.empty));
 }

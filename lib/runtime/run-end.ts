@@ -1,10 +1,13 @@
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma } from "@/lib/db/prisma-types";
+import { prismaOf, sqlOf, type Db } from "@/lib/db/sql";
 import type { Policy } from "@/lib/policy/policy";
 import { promptVersion } from "@/lib/agent/prompt";
 import { toolsVersion } from "@/lib/tools/registry";
 import { openEscalation } from "@/lib/handoffs/escalation";
 import { randomUUID } from "node:crypto";
 import { appendMessage, type ContentBlock } from "./transcript";
+import { countersSql, type RunCounters } from "./lease";
+import { newRunStateRow } from "./run-state";
 import type { RunRef } from "./tool-gating";
 
 
@@ -14,31 +17,48 @@ export interface LeaseClaim {
   leaseMs: number;
 }
 
+export interface NewRun {
+  tenantId: string;
+  conversationId: string;
+  policy: Policy;
+  model: string;
+  claimFor?: LeaseClaim;
+}
+
+/**
+ * The CTEs creating a run (`r`) and announcing it (`e`), for each row of `from` — a CTE that has just made the
+ * run the conversation's active one (so no row: no run).
+ */
+export function newRunCtes(id: string, a: NewRun, from: Prisma.Sql): Prisma.Sql {
+  const b = a.policy.rules.budgets;
+  return Prisma.sql`
+    r AS (
+      INSERT INTO "Run" (id, "tenantId", "conversationId", "maxTurns", "tokenBudget", "policyVersion", "promptVersion", "toolsVersion", model, "leaseOwner", "leaseExpiresAt", "updatedAt")
+      SELECT ${id}, ${a.tenantId}, ${a.conversationId}, ${b.maxTurns}, ${b.tokenBudget}, ${a.policy.version}, ${promptVersion}, ${toolsVersion}, ${a.model},
+             ${a.claimFor?.workerId ?? null}, CASE WHEN ${!!a.claimFor}::boolean THEN now() + make_interval(secs => ${(a.claimFor?.leaseMs ?? 0) / 1000}::float8) END, now()
+      FROM ${from} RETURNING id
+    ), e AS (
+      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
+      SELECT ${a.tenantId}, ${a.conversationId}, 'run.started', jsonb_build_object('runId', r.id) FROM r
+    )`;
+}
+
 /**
  * Creates a run for a conversation and makes it the conversation's one active run. The conditional update
  * is the lock: if another run is active, this returns null and the caller queues the customer's text instead.
  */
-export async function startRun(tx: PrismaTx, a: { tenantId: string; conversationId: string; policy: Policy; model: string; claimFor?: LeaseClaim }) {
-  const b = a.policy.rules.budgets;
+export async function startRun(tx: Db, a: NewRun) {
   const id = randomUUID();
   // One statement: the run, the conversation's lock on it, and the event. No row comes back when the
   // conversation already has an active run, and then nothing of it is written.
-  const rows = await tx.$queryRaw<Array<{ id: string }>>`
+  const rows = await sqlOf(tx).query<{ id: string }>(Prisma.sql`
     WITH c AS (
       UPDATE "Conversation" SET "activeRunId" = ${id}, "updatedAt" = now()
       WHERE id = ${a.conversationId} AND "activeRunId" IS NULL RETURNING id
-    ), r AS (
-      INSERT INTO "Run" (id, "tenantId", "conversationId", "maxTurns", "tokenBudget", "policyVersion", "promptVersion", "toolsVersion", model, "leaseOwner", "leaseExpiresAt", "updatedAt")
-      SELECT ${id}, ${a.tenantId}, ${a.conversationId}, ${b.maxTurns}, ${b.tokenBudget}, ${a.policy.version}, ${promptVersion}, ${toolsVersion}, ${a.model},
-             ${a.claimFor?.workerId ?? null}, CASE WHEN ${!!a.claimFor}::boolean THEN now() + make_interval(secs => ${(a.claimFor?.leaseMs ?? 0) / 1000}::float8) END, now()
-      FROM c RETURNING id
-    ), e AS (
-      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
-      SELECT ${a.tenantId}, ${a.conversationId}, 'run.started', jsonb_build_object('runId', r.id) FROM r
-    )
-    SELECT id FROM r`;
+    ), ${newRunCtes(id, a, Prisma.sql`c`)}
+    SELECT id FROM r`);
   if (!rows.length) throw new Error("conversation already has an active run");
-  return { id };
+  return { id, state: newRunStateRow({ id, ...a }) };
 }
 
 /**
@@ -46,9 +66,10 @@ export async function startRun(tx: PrismaTx, a: { tenantId: string; conversation
  * wrote while it was busy, their text starts the next run at once, so nothing they said is lost.
  * Returns the follow-up run's id, if any.
  */
-export async function finishRun(tx: PrismaTx, run: RunRef, phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER", outcome: string, model: string, policy: Policy): Promise<string | null> {
+export async function finishRun(tx: Db, run: RunRef, phase: "COMPLETED" | "ESCALATED" | "DEAD_LETTER", outcome: string, model: string, policy: Policy): Promise<string | null> {
+  const sql = sqlOf(tx);
   // One statement: end the run, free the conversation, announce it, and see whether text is queued.
-  const [{ queued: queuedCount } = { queued: 0 }] = await tx.$queryRaw<Array<{ queued: number }>>`
+  const [{ queued: queuedCount } = { queued: 0 }] = await sql.query<{ queued: number }>(Prisma.sql`
     WITH r AS (
       UPDATE "Run" SET phase = ${phase}::"RunPhase", outcome = ${outcome}, "endedAt" = now(), "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "nextAttemptAt" = NULL, "updatedAt" = now()
       WHERE id = ${run.id} RETURNING id
@@ -58,20 +79,62 @@ export async function finishRun(tx: PrismaTx, run: RunRef, phase: "COMPLETED" | 
       INSERT INTO "Event" ("tenantId", "conversationId", type, data)
       VALUES (${run.tenantId}, ${run.conversationId}, 'run.phase', jsonb_build_object('runId', ${run.id}::text, 'phase', ${phase}::text))
     )
-    SELECT count(*)::int AS queued FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery"`;
+    SELECT count(*)::int AS queued FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery"`);
   if (!queuedCount) return null;
-  const queued = await tx.message.findMany({ where: { conversationId: run.conversationId, pendingDelivery: true }, orderBy: { seq: "asc" } });
-  const conversation = await tx.conversation.findUniqueOrThrow({ where: { id: run.conversationId } });
+  const queued = await sql.query<{ id: string; displayText: string | null }>(Prisma.sql`
+    SELECT id, "displayText" FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq`);
+  const [conversation] = await sql.query<{ status: string }>(Prisma.sql`SELECT status::text AS status FROM "Conversation" WHERE id = ${run.conversationId}`);
   const content: ContentBlock[] = queued.map((q) => ({ type: "text", text: q.displayText ?? "" }));
   // A person owns the conversation: the text joins the transcript for later, but no run answers it.
-  const next = conversation.status === "human" ? null : await startRun(tx, { tenantId: run.tenantId, conversationId: run.conversationId, policy, model });
-  await tx.message.updateMany({ where: { id: { in: queued.map((q) => q.id) } }, data: { pendingDelivery: false, runId: next?.id ?? run.id } });
+  const next = conversation?.status === "human" ? null : await startRun(tx, { tenantId: run.tenantId, conversationId: run.conversationId, policy, model });
+  await sql.execute(Prisma.sql`
+    UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${next?.id ?? run.id} WHERE id IN (${Prisma.join(queued.map((q) => q.id))})`);
   await appendMessage(tx, { tenantId: run.tenantId, conversationId: run.conversationId, runId: next?.id ?? run.id, role: "user", author: "HARNESS", content });
   return next?.id ?? null;
 }
 
+/**
+ * The common end of a run, in ONE statement: the model's final reply is appended (shown unless a person owns the
+ * conversation — checked on the row as it is written), its model call recorded, the run completed with its
+ * counters, the lease and the conversation released, and both announced. It applies only if this worker still
+ * holds the lease (the run's row is locked first) and the conversation is as the caller read it
+ * (`seenMessageCount`: no text queued or written since). Returns false, having written nothing, otherwise — the
+ * caller then takes the transactional path.
+ */
+export async function completeRunWithReply(db: Db, run: RunRef, a: {
+  owner: string; counters: RunCounters; seenMessageCount: number; reply: ContentBlock[]; text: string; modelCall: (from: Prisma.Sql) => Prisma.Sql;
+}): Promise<boolean> {
+  const [row] = await sqlOf(db).query<{ completed: number }>(Prisma.sql`
+    WITH lease AS (
+      SELECT id FROM "Run" WHERE id = ${run.id} AND "leaseOwner" = ${a.owner} FOR UPDATE
+    ), c AS (
+      UPDATE "Conversation" SET "messageCount" = "messageCount" + 1, "activeRunId" = NULL, "updatedAt" = now()
+      FROM lease WHERE "Conversation".id = ${run.conversationId} AND "activeRunId" = ${run.id} AND "messageCount" = ${a.seenMessageCount}
+      RETURNING "messageCount", status <> 'human' AS shown
+    ), r AS (
+      UPDATE "Run" SET phase = 'COMPLETED', "endedAt" = now(), "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "nextAttemptAt" = NULL,
+             outcome = CASE WHEN c.shown THEN 'end_turn' ELSE 'end_turn (suppressed: a person owns the conversation)' END,
+             ${countersSql(a.counters)}
+      FROM c WHERE "Run".id = ${run.id} RETURNING "Run".id
+    ), mc AS (
+      ${a.modelCall(Prisma.sql`FROM r`)}
+    ), msg AS (
+      INSERT INTO "Message" (id, "tenantId", "conversationId", "runId", seq, role, author, content, "inTranscript", "shownToCustomer", "displayText")
+      SELECT ${randomUUID()}, ${run.tenantId}, ${run.conversationId}, ${run.id}, c."messageCount", 'assistant', 'AGENT', ${JSON.stringify(a.reply)}::jsonb, true, c.shown,
+             CASE WHEN c.shown THEN ${a.text} END
+      FROM c, r RETURNING seq, "shownToCustomer"
+    ), ev AS (
+      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
+      SELECT ${run.tenantId}, ${run.conversationId}, 'message.created', jsonb_build_object('seq', msg.seq, 'author', 'AGENT') FROM msg WHERE msg."shownToCustomer"
+      UNION ALL
+      SELECT ${run.tenantId}, ${run.conversationId}, 'run.phase', jsonb_build_object('runId', r.id, 'phase', 'COMPLETED') FROM r
+    )
+    SELECT count(*)::int AS completed FROM msg`);
+  return row?.completed === 1;
+}
+
 /** A message from the support system to the customer (not part of what the model sees). */
-export async function noticeToCustomer(tx: PrismaTx, run: RunRef, text: string) {
+export async function noticeToCustomer(tx: Db, run: RunRef, text: string) {
   await appendMessage(tx, { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "assistant", author: "HARNESS", content: [{ type: "text", text }], inTranscript: false, shownToCustomer: true, displayText: text });
 }
 
@@ -82,11 +145,12 @@ export const HONEST_HANDOFF_NOTICE = "I'm sorry — I couldn't finish this on my
  * model): opens a self-contained escalation written by code, tells the customer honestly, ends the run.
  */
 export async function escalateRun(
-  tx: PrismaTx,
+  tx: Db,
   run: RunRef,
   a: { trigger: string; reason: string; rootCause: string; notice?: string; phase?: "ESCALATED" | "DEAD_LETTER"; model: string; policy: Policy },
 ): Promise<string | null> {
-  await openEscalation(tx, {
+  // Opening a handoff uses Prisma's models: on the fast path this step is redone in a Prisma transaction.
+  await openEscalation(prismaOf(tx), {
     tenantId: run.tenantId,
     conversationId: run.conversationId,
     runId: run.id,

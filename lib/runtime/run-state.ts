@@ -1,7 +1,10 @@
-import { Prisma, type PrismaClient } from "@/lib/db/prisma-types";
+import { Prisma } from "@/lib/db/prisma-types";
+import { sqlOf, type Db } from "@/lib/db/sql";
 import type { Policy } from "@/lib/policy/policy";
 import { loadPolicy } from "./policy";
 import type { RunRef } from "./tool-gating";
+import type { TranscriptRow } from "./transcript";
+import type { ToolCallRow } from "./tool-call-rows";
 
 /** The budgets a run has used and its caps: read once per advance, kept current in memory while the lease is held. */
 export interface RunCountersState {
@@ -26,6 +29,37 @@ export interface RunState {
   policy: Policy;
   model: string;
   counters: RunCountersState;
+  /**
+   * The tool_use message this advance has just appended, and its calls as recorded with it (none when they were
+   * left for the tool phase to gate), so the tool phase need not read them back.
+   */
+  toolUseTurn: { seq: number; calls: ToolCallRow[]; verifiedCustomerId: string | null } | null;
+  /**
+   * The transcript as this advance knows it, or null: read it. While the run is active only its lease holder
+   * appends to the transcript (customer text and staff replies are queued outside it), so a step that appended
+   * in one statement extends this copy (`extendTranscript`); any other path drops it (`forgetTranscript`).
+   */
+  transcript: TranscriptRow[] | null;
+}
+
+export interface ConversationFacts {
+  status: string;
+  messageCount: number;
+  verifiedCustomerId: string | null;
+  verificationExpiresAt: Date | null;
+  queuedText: boolean;
+  effects: string[];
+  acted: number;
+}
+
+export function extendTranscript(state: RunState, row: TranscriptRow): void {
+  const last = state.transcript?.[state.transcript.length - 1];
+  if (state.transcript && (!last || last.seq < row.seq)) state.transcript.push(row);
+  else state.transcript = null;
+}
+
+export function forgetTranscript(state: RunState): void {
+  state.transcript = null;
 }
 
 export type RunStateRow = RunCountersState & { id: string; tenantId: string; conversationId: string; policyVersion: number; model: string };
@@ -33,10 +67,20 @@ export type RunStateRow = RunCountersState & { id: string; tenantId: string; con
 export const RUN_STATE_COLUMNS = Prisma.sql`id, "tenantId", "conversationId", "policyVersion", model, "turnsUsed", "maxTurns", "inputTokens", "outputTokens",
   "tokenBudget", "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections`;
 
+/** A new run's state as its creator writes it (every counter at zero), so whoever advances it need not read it. */
+export function newRunStateRow(a: { id: string; tenantId: string; conversationId: string; policy: Policy; model: string }): RunStateRow {
+  const b = a.policy.rules.budgets;
+  return {
+    id: a.id, tenantId: a.tenantId, conversationId: a.conversationId, policyVersion: a.policy.version, model: a.model,
+    turnsUsed: 0, maxTurns: b.maxTurns, inputTokens: 0, outputTokens: 0, tokenBudget: b.tokenBudget, activeMs: 0,
+    requestAttempts: 0, maxTokensRetries: 0, pauseTurns: 0, corrections: 0,
+  };
+}
+
 /** Builds the state from the row a claim returned, or reads it (when the lease was taken at creation or resume). */
-export async function loadRunState(db: PrismaClient, runId: string, claimed?: RunStateRow | null): Promise<RunState> {
-  const [row] = claimed ? [claimed] : await db.$queryRaw<RunStateRow[]>`SELECT ${RUN_STATE_COLUMNS} FROM "Run" WHERE id = ${runId}`;
+export async function loadRunState(db: Db, runId: string, claimed?: RunStateRow | null): Promise<RunState> {
+  const [row] = claimed ? [claimed] : await sqlOf(db).query<RunStateRow>(Prisma.sql`SELECT ${RUN_STATE_COLUMNS} FROM "Run" WHERE id = ${runId}`);
   if (!row) throw new Error(`run ${runId} not found`);
   const { id, tenantId, conversationId, policyVersion, model, ...counters } = row;
-  return { ref: { id, tenantId, conversationId }, policy: await loadPolicy(db, tenantId, policyVersion), model, counters };
+  return { ref: { id, tenantId, conversationId }, policy: await loadPolicy(db, tenantId, policyVersion), model, counters, toolUseTurn: null, transcript: null };
 }

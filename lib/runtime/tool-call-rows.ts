@@ -1,4 +1,5 @@
-import { Prisma, type PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma } from "@/lib/db/prisma-types";
+import { sqlOf, type Db } from "@/lib/db/sql";
 
 /** A tool call as the runtime works with it (read with one raw query: the hot path avoids ORM overhead). */
 export interface ToolCallRow {
@@ -22,11 +23,11 @@ export interface ToolCallRow {
 }
 
 /** The calls of one assistant message, in the order of its tool_use blocks. */
-export function callsOfMessage(db: PrismaTx, runId: string, messageSeq: number): Promise<ToolCallRow[]> {
-  return db.$queryRaw<ToolCallRow[]>`
+export function callsOfMessage(db: Db, runId: string, messageSeq: number): Promise<ToolCallRow[]> {
+  return sqlOf(db).query<ToolCallRow>(Prisma.sql`
     SELECT id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status::text AS status, "idempotencyKey", attempts,
            "nextAttemptAt", result, review, "decidedById", "isError", position, "messageSeq"
-    FROM "ToolCall" WHERE "runId" = ${runId} AND "messageSeq" = ${messageSeq} ORDER BY position`;
+    FROM "ToolCall" WHERE "runId" = ${runId} AND "messageSeq" = ${messageSeq} ORDER BY position`);
 }
 
 /** Records a call's outcome (status, result the model reads, retry time). */
@@ -46,6 +47,6 @@ export function settleCallSql(id: string, s: CallSettlement, from: Prisma.Sql = 
     ${from} WHERE "ToolCall".id = ${id}`;
 }
 
-export async function settleCall(db: PrismaTx, id: string, s: CallSettlement) {
-  await db.$executeRaw(settleCallSql(id, s));
+export async function settleCall(db: Db, id: string, s: CallSettlement) {
+  await sqlOf(db).execute(settleCallSql(id, s));
 }

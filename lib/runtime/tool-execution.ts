@@ -9,7 +9,8 @@ import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
 import { needsPersisting, persistLearned, redact } from "./tool-hooks";
 import { Prisma } from "@/lib/db/prisma-types";
-import { settleCall, settleCallSql, type ToolCallRow } from "./tool-call-rows";
+import { fastSql, sqlTransaction } from "@/lib/db/sql";
+import { settleCall, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
 
 type CallRow = ToolCallRow;
 
@@ -22,7 +23,8 @@ export interface ExecutionRun {
 /** Why an approved call may no longer run: the approver lost the authority between deciding and resuming. */
 async function approverStillAuthorised(deps: RuntimeDeps, call: CallRow): Promise<string | null> {
   if (!call.decidedById) return null;
-  const staff = await deps.db.staffUser.findFirst({ where: { id: call.decidedById, tenantId: call.tenantId } });
+  const [staff] = await fastSql(deps.db).query<{ authorityLimitCents: number | null }>(Prisma.sql`
+    SELECT "authorityLimitCents" FROM "StaffUser" WHERE id = ${call.decidedById} AND "tenantId" = ${call.tenantId}`);
   const review = call.review as { amount_cents?: number } | null;
   const amount = review?.amount_cents;
   if (!staff) return "The approving reviewer no longer has access to this shop.";
@@ -32,30 +34,44 @@ async function approverStillAuthorised(deps: RuntimeDeps, call: CallRow): Promis
   return null;
 }
 
+export interface ExecuteOptions {
+  /** The conversation's verified customer, when the caller has just read it (gating in the same step). */
+  verifiedCustomerId?: string | null;
+  /**
+   * Leave the outcome for the caller to write with its next fenced statement (the tool_result message). Safe for
+   * exactly-once: until it is written, a crash leaves the call APPROVED (read-only: harmless to run again) or
+   * EXECUTING (a side effect: run again under its idempotency key, which returns the recorded outcome).
+   */
+  settleLater?: boolean;
+}
+
+export interface Execution {
+  settled: CallSettlement & { nextAttemptAt: Date | null };
+  /** With `settleLater`: the outcome still to be written, and the working time to count with it. */
+  unwritten: { id: string; activeMs: number } | null;
+}
+
 /**
  * Executes one approved call exactly once. The call is marked EXECUTING (attempt counted) before the effect;
  * the side effect itself runs under the call's idempotency key, so if this worker dies after the effect and a
  * second worker runs the call again, the provider returns the recorded outcome instead of acting twice.
  * Transient failures wait for a retry with backoff and the same key; exhausted retries fail the call.
  */
-export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: CallRow, policy: Policy): Promise<Pick<ToolCallRow, "status" | "result" | "isError" | "attempts" | "nextAttemptAt">> {
+export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: CallRow, policy: Policy, opts: ExecuteOptions = {}): Promise<Execution> {
   const tool = getTool(call.name);
   const started = performance.now();
   // A side effect is marked EXECUTING (its attempt counted) before it starts, so a crash is visible and retried
   // under the same key. A read-only call needs no such record: running it again is harmless.
   if (tool?.sideEffect) {
-    await deps.db.$transaction(async (tx) => {
-      await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
-      await tx.$executeRaw`UPDATE "ToolCall" SET status = 'EXECUTING', attempts = attempts + 1, "updatedAt" = now() WHERE id = ${call.id}`;
-    });
+    await fencedWrite(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, {}, Prisma.sql`
+      UPDATE "ToolCall" SET status = 'EXECUTING', attempts = attempts + 1, "updatedAt" = now() FROM lease WHERE "ToolCall".id = ${call.id}`);
   }
   const attempt = call.attempts + 1;
 
   let body: Record<string, unknown>;
   let isError = false;
   let retryAt: Date | null = null;
-  const [conversation] = await deps.db.$queryRaw<Array<{ verifiedCustomerId: string | null }>>`
-    SELECT "verifiedCustomerId" FROM "Conversation" WHERE id = ${run.conversationId}`;
+  const verifiedCustomerId = opts.verifiedCustomerId !== undefined ? opts.verifiedCustomerId : await readVerifiedCustomer(deps, run.conversationId);
   const revoked = await approverStillAuthorised(deps, call);
   try {
     if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
@@ -68,7 +84,7 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
       toolCallId: call.id,
       idempotencyKey: call.idempotencyKey ?? call.id,
       // Verification was checked by the gate when the call was proposed; a person's approval binds that check.
-      verifiedCustomerId: conversation?.verifiedCustomerId ?? null,
+      verifiedCustomerId,
     };
     const input = (call.effectiveInput ?? call.input) as Record<string, unknown>;
     const toolStarted = performance.now();
@@ -103,15 +119,23 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
   const settled = retryAt
     ? { status: "RETRY_WAIT", result: body, isError: true, nextAttemptAt: retryAt, attempts: attempt }
     : { status: isError ? "FAILED" : "SUCCEEDED", result: isError ? body : redact(body), isError, attempts: attempt, nextAttemptAt: null };
-  if (!isError && needsPersisting(call.name, body)) {
+  const persist = !isError && needsPersisting(call.name, body);
+  if (opts.settleLater && !persist) return { settled, unwritten: { id: call.id, activeMs: counters.activeMs } };
+  if (persist) {
     // What the run learned (a verified identity) commits with the result.
-    await deps.db.$transaction(async (tx) => {
+    await sqlTransaction(deps.db, async (tx) => {
       await assertLease(tx, run.id, deps.workerId, deps.leaseMs, counters);
       await persistLearned(tx, { run, call, result: body, policy });
       await settleCall(tx, call.id, settled);
     });
   } else {
-    await fencedWrite(deps.db, run.id, deps.workerId, deps.leaseMs, counters, settleCallSql(call.id, settled, Prisma.sql`FROM lease`));
+    await fencedWrite(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, counters, settleCallSql(call.id, settled, Prisma.sql`FROM lease`));
   }
-  return settled;
+  return { settled, unwritten: null };
+}
+
+async function readVerifiedCustomer(deps: RuntimeDeps, conversationId: string): Promise<string | null> {
+  const [conversation] = await fastSql(deps.db).query<{ verifiedCustomerId: string | null }>(Prisma.sql`
+    SELECT "verifiedCustomerId" FROM "Conversation" WHERE id = ${conversationId}`);
+  return conversation?.verifiedCustomerId ?? null;
 }

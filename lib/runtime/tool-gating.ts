@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { PrismaTx, Json } from "@/lib/db/prisma-types";
+import { Prisma } from "@/lib/db/prisma-types";
+import { prismaOf, sqlOf, type Db } from "@/lib/db/sql";
 import { getTool } from "@/lib/tools/registry";
 import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
 import { evaluateGates, type GateEvaluation } from "@/lib/gates/evaluate";
@@ -36,25 +37,39 @@ function errorResult(category: ToolErrorBody["error_category"], message: string,
   return { error_category: category, is_retryable: retryable, message, ...extra };
 }
 
+/** A proposed call as the gates decided it, not yet written. */
+export interface GatedCall {
+  use: ToolUse;
+  position: number;
+  status: "APPROVED" | "PARKED" | "DEFERRED" | "DENIED";
+  decision: string;
+  reason: string;
+  effectiveInput: Record<string, unknown> | null;
+  key: string | null;
+  deferUntil: Date | null;
+  result: ToolErrorBody | null;
+  records: Array<{ gate: string; decision: string; reason: string }>;
+  /** What a person must see: an approval for a parked call, an escalation for a deny above the ceiling. */
+  handoff: null | { kind: "approval"; facts: CallFacts; verdict: GateEvaluation["verdict"] } | { kind: "escalation"; facts: CallFacts; reason: string };
+}
+
 /**
- * Validates a proposed tool_use and runs every gate on it, then records the call, each gate's decision with the
- * policy version, and what follows in ONE transaction: allow → APPROVED (to run); ask → PARKED with an approval
- * handoff; deny → DENIED with a structured error result (and, above the refund ceiling, an escalation opened by
- * code); defer → DEFERRED. Returns the recorded call as written.
+ * Validates a proposed tool_use and runs every gate on it (reading what the gates need); writes nothing.
+ * allow → APPROVED (to run); ask → PARKED for an approval; deny → DENIED with a structured error result (above
+ * the refund ceiling, with an escalation opened by code); defer → DEFERRED (gated again later).
  */
-export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, position: number, messageSeq: number, gates?: readonly Gate[]) {
+export async function gateToolUse(db: Db, ctx: GateContext, use: ToolUse, position: number, gates?: readonly Gate[]): Promise<GatedCall> {
   const tool = getTool(use.name);
-  const base = { tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, name: use.name, input: (use.input ?? {}) as Json, position, messageSeq };
 
   // Input that does not match the schema never reaches a gate or a tool: the model gets the validation errors.
   const parsed = tool ? tool.inputSchema.safeParse(use.input) : null;
   if (tool && parsed && !parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
-    const call = await db.toolCall.create({
-      data: { ...base, status: "DENIED", gateDecision: "deny", gateReason: `invalid input: ${issues}`, isError: true, result: errorResult("business_rule", `Invalid arguments for ${use.name}: ${issues}. Fix them and call again.`, true) as unknown as Json },
-    });
-    await db.gateDecision.create({ data: { tenantId: ctx.run.tenantId, runId: ctx.run.id, toolCallId: call.id, toolUseId: use.id, gate: "input_schema", decision: "deny", reason: issues, policyVersion: ctx.policy.version } });
-    return { ...call, status: call.status as string, review: null, decidedById: null } satisfies ToolCallRow;
+    return {
+      use, position, status: "DENIED", decision: "deny", reason: `invalid input: ${issues}`, effectiveInput: null, key: null, deferUntil: null, handoff: null,
+      result: errorResult("business_rule", `Invalid arguments for ${use.name}: ${issues}. Fix them and call again.`, true),
+      records: [{ gate: "input_schema", decision: "deny", reason: issues }],
+    };
   }
 
   const input = (parsed?.success ? parsed.data : use.input ?? {}) as Record<string, unknown>;
@@ -64,11 +79,10 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
   } catch (err) {
     console.error(`[gates] facts for ${use.name} failed`, err);
   }
-  const canonicalInput = canonicalJson(input);
   const evaluation: GateEvaluation = evaluateGates({
     toolName: use.name,
     input,
-    canonicalInput,
+    canonicalInput: canonicalJson(input),
     facts,
     isKnownTool: !!tool,
     accountAction: tool?.accountAction ?? true,
@@ -77,51 +91,85 @@ export async function gateToolUse(db: PrismaTx, ctx: GateContext, use: ToolUse, 
     policy: ctx.policy,
   }, gates);
   const { verdict } = evaluation;
-  const key = tool?.sideEffect ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, toolName: use.name, input }) : null;
-
   const status = verdict.decision === "allow" ? "APPROVED" : verdict.decision === "ask" ? "PARKED" : verdict.decision === "defer" ? "DEFERRED" : "DENIED";
-  let result: ToolErrorBody | null = null;
-  if (verdict.decision === "deny") {
-    let extra: Record<string, unknown> = { gate: verdict.gate };
-    if (verdict.escalate) {
-      // A deny that must not be retried around starts the escalation itself, not only tells the model to.
-      const handoff = await openEscalation(db, {
-        tenantId: ctx.run.tenantId,
-        conversationId: ctx.run.conversationId,
-        runId: ctx.run.id,
-        trigger: "policy_ceiling",
-        rootCause: verdict.reason,
-        recommendedAction: `Review the request (${facts.summary}) and decide on an exception or an alternative with the customer.`,
-        reason: `Above the policy ceiling: ${facts.summary}.`,
-        orderNumber: facts.orderNumber ?? null,
-        amountCents: facts.amountCents ?? null,
-      });
-      extra = { ...extra, escalated: true, handoff_id: handoff.id };
-    }
-    result = errorResult(verdict.errorCategory ?? "permission", verdict.reason, !verdict.escalate && (verdict.retryable ?? false), extra);
-  }
-
-  // defer: the call is gated again later (the run waits for a retry), not answered now.
-  const deferUntil = verdict.decision === "defer" ? new Date(ctx.now.getTime() + deferMs()) : null;
-  // The call and every gate's decision (with the policy version) in one statement.
-  const id = randomUUID();
-  await db.$executeRaw`
-    WITH c AS (
-      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, position, "messageSeq", "nextAttemptAt", "updatedAt")
-      VALUES (${id}, ${ctx.run.tenantId}, ${ctx.run.id}, ${use.id}, ${use.name}, ${JSON.stringify(use.input ?? {})}::jsonb, ${JSON.stringify(input)}::jsonb,
-              ${status}::"ToolCallStatus", ${verdict.decision}::"GateOutcome", ${`${verdict.gate}: ${verdict.reason}`}, ${key}, ${result !== null},
-              ${result === null ? null : JSON.stringify(result)}::jsonb, ${position}, ${messageSeq}, ${deferUntil}, now())
-      RETURNING id
-    )
-    INSERT INTO "GateDecision" (id, "tenantId", "runId", "toolCallId", "toolUseId", gate, decision, reason, "policyVersion")
-    SELECT gen_random_uuid()::text, ${ctx.run.tenantId}, ${ctx.run.id}, c.id, ${use.id}, r.gate, r.decision::"GateOutcome", r.reason, ${ctx.policy.version}
-    FROM c, jsonb_to_recordset(${JSON.stringify(evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })))}::jsonb) AS r(gate text, decision text, reason text)`;
-  const call: ToolCallRow = {
-    id, tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, name: use.name, input: use.input ?? {}, effectiveInput: input, status,
-    idempotencyKey: key, attempts: 0, nextAttemptAt: deferUntil, result, review: null, decidedById: null, isError: result !== null, position, messageSeq,
+  const escalate = verdict.decision === "deny" && !!verdict.escalate;
+  return {
+    use, position, status, decision: verdict.decision, reason: `${verdict.gate}: ${verdict.reason}`, effectiveInput: input,
+    key: tool?.sideEffect ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, toolName: use.name, input }) : null,
+    // defer: the call is gated again later (the run waits for a retry), not answered now.
+    deferUntil: verdict.decision === "defer" ? new Date(ctx.now.getTime() + deferMs()) : null,
+    result: verdict.decision === "deny" ? errorResult(verdict.errorCategory ?? "permission", verdict.reason, !escalate && (verdict.retryable ?? false), { gate: verdict.gate }) : null,
+    records: evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })),
+    handoff: verdict.decision === "ask" ? { kind: "approval", facts, verdict } : escalate ? { kind: "escalation", facts, reason: verdict.reason } : null,
   };
-  if (verdict.decision === "ask") {
-    await openApproval(db, { run: ctx.run, call, facts, verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });
+}
+
+/**
+ * Records a gated call with each gate's decision (and the policy version), opening what a person must see in the
+ * same transaction: a deny that must not be retried around starts the escalation itself, not only tells the
+ * model to; a parked call gets its approval handoff. Handoffs are opened through Prisma's models, so on the pg
+ * fast path such a call asks for a Prisma transaction (`prismaOf`). Returns the call as written.
+ */
+export async function recordGatedCall(db: Db, ctx: GateContext, g: GatedCall, messageSeq: number): Promise<ToolCallRow> {
+  let call = g;
+  if (g.handoff?.kind === "escalation") {
+    const { facts } = g.handoff;
+    const handoff = await openEscalation(prismaOf(db), {
+      tenantId: ctx.run.tenantId,
+      conversationId: ctx.run.conversationId,
+      runId: ctx.run.id,
+      trigger: "policy_ceiling",
+      rootCause: g.handoff.reason,
+      recommendedAction: `Review the request (${facts.summary}) and decide on an exception or an alternative with the customer.`,
+      reason: `Above the policy ceiling: ${facts.summary}.`,
+      orderNumber: facts.orderNumber ?? null,
+      amountCents: facts.amountCents ?? null,
+    });
+    call = { ...g, result: { ...g.result!, escalated: true, handoff_id: handoff.id } };
   }
-  return call;
+  const tx = g.handoff ? prismaOf(db) : db;
+  const id = randomUUID();
+  await sqlOf(tx).execute(Prisma.sql`WITH ${recordCallCtes(id, ctx, call, messageSeq, "c", "g")} SELECT 1`);
+  const row = writtenRow(id, ctx, call, messageSeq);
+  if (g.handoff?.kind === "approval") {
+    await openApproval(prismaOf(tx), { run: ctx.run, call: row, facts: g.handoff.facts, verdict: g.handoff.verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });
+  }
+  return row;
+}
+
+/**
+ * Records calls that need no handoff as CTEs of one statement fenced by the lease (the common case); `messageSeq`
+ * is the tool_use message's number as SQL (it may be appended by the same statement). `rows` builds the calls as
+ * written once that number is known.
+ */
+export function recordCallsFenced(ctx: GateContext, calls: GatedCall[], messageSeq: Prisma.Sql): { ctes: Prisma.Sql; rows: (seq: number) => ToolCallRow[] } {
+  const ids = calls.map(() => randomUUID());
+  return {
+    ctes: Prisma.join(calls.map((g, i) => recordCallCtes(ids[i]!, ctx, g, messageSeq, `c${i}`, `g${i}`, Prisma.sql`FROM lease`)), ", "),
+    rows: (seq) => calls.map((g, i) => writtenRow(ids[i]!, ctx, g, seq)),
+  };
+}
+
+/** The CTEs inserting one call (`callCte`) and every gate's decision on it (`gatesCte`); `from` makes it conditional. */
+function recordCallCtes(id: string, ctx: GateContext, g: GatedCall, messageSeq: number | Prisma.Sql, callCte: string, gatesCte: string, from: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  return Prisma.sql`
+    ${Prisma.raw(callCte)} AS (
+      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, position, "messageSeq", "nextAttemptAt", "updatedAt")
+      SELECT ${id}, ${ctx.run.tenantId}, ${ctx.run.id}, ${g.use.id}, ${g.use.name}, ${JSON.stringify(g.use.input ?? {})}::jsonb, ${g.effectiveInput === null ? null : JSON.stringify(g.effectiveInput)}::jsonb,
+             ${g.status}::"ToolCallStatus", ${g.decision}::"GateOutcome", ${g.reason}, ${g.key}, ${g.result !== null},
+             ${g.result === null ? null : JSON.stringify(g.result)}::jsonb, ${g.position}, ${messageSeq}, ${g.deferUntil}, now()
+      ${from}
+      RETURNING id
+    ), ${Prisma.raw(gatesCte)} AS (
+      INSERT INTO "GateDecision" (id, "tenantId", "runId", "toolCallId", "toolUseId", gate, decision, reason, "policyVersion")
+      SELECT gen_random_uuid()::text, ${ctx.run.tenantId}, ${ctx.run.id}, ${Prisma.raw(callCte)}.id, ${g.use.id}, r.gate, r.decision::"GateOutcome", r.reason, ${ctx.policy.version}
+      FROM ${Prisma.raw(callCte)}, jsonb_to_recordset(${JSON.stringify(g.records)}::jsonb) AS r(gate text, decision text, reason text)
+    )`;
+}
+
+function writtenRow(id: string, ctx: GateContext, g: GatedCall, messageSeq: number): ToolCallRow {
+  return {
+    id, tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: g.use.id, name: g.use.name, input: g.use.input ?? {}, effectiveInput: g.effectiveInput, status: g.status,
+    idempotencyKey: g.key, attempts: 0, nextAttemptAt: g.deferUntil, result: g.result, review: null, decidedById: null, isError: g.result !== null, position: g.position, messageSeq,
+  };
 }

@@ -1,4 +1,6 @@
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import { randomUUID } from "node:crypto";
+import { Prisma } from "@/lib/db/prisma-types";
+import { sqlOf, type Db } from "@/lib/db/sql";
 import type { Policy } from "@/lib/policy/policy";
 
 const SECRET_KEYS = /(password|secret|token|api[_-]?key|card_?number|cvc)/i;
@@ -24,15 +26,19 @@ export function needsPersisting(toolName: string, result: Record<string, unknown
  * verified identity, scoped to that customer, with an expiry — so every later gate sees it.
  */
 export async function persistLearned(
-  tx: PrismaTx,
+  tx: Db,
   a: { run: { id: string; tenantId: string; conversationId: string }; call: { name: string }; result: Record<string, unknown>; policy: Policy },
 ): Promise<void> {
   if (needsPersisting(a.call.name, a.result)) {
     const now = new Date();
-    await tx.conversation.update({
-      where: { id: a.run.conversationId },
-      data: { verifiedCustomerId: a.result.customer_id as string, verifiedAt: now, verificationExpiresAt: new Date(now.getTime() + a.policy.rules.verificationTtlMinutes * 60_000) },
-    });
-    await tx.auditEvent.create({ data: { tenantId: a.run.tenantId, runId: a.run.id, actor: "harness", action: "customer.verified", subject: a.result.customer_id as string, data: {} } });
+    const customerId = a.result.customer_id as string;
+    const expiresAt = new Date(now.getTime() + a.policy.rules.verificationTtlMinutes * 60_000);
+    await sqlOf(tx).execute(Prisma.sql`
+      WITH c AS (
+        UPDATE "Conversation" SET "verifiedCustomerId" = ${customerId}, "verifiedAt" = ${now}, "verificationExpiresAt" = ${expiresAt}, "updatedAt" = now()
+        WHERE id = ${a.run.conversationId}
+      )
+      INSERT INTO "AuditEvent" (id, "tenantId", "runId", actor, action, subject, data)
+      VALUES (${randomUUID()}, ${a.run.tenantId}, ${a.run.id}, 'harness', 'customer.verified', ${customerId}, '{}'::jsonb)`);
   }
 }

@@ -1,14 +1,17 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { RuntimeDeps } from "./deps";
-import type { RunState } from "./run-state";
-import { callsOfMessage, type ToolCallRow } from "./tool-call-rows";
-import { assertLease } from "./lease";
+import { extendTranscript, type RunState } from "./run-state";
+import { callsOfMessage, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
+import { assertLease, fencedCtes, type RunCounters } from "./lease";
+import { Prisma } from "@/lib/db/prisma-types";
+import { fastSql, runtimeTransaction, sqlOf, type Db } from "@/lib/db/sql";
+import { randomUUID } from "node:crypto";
 import { failpoint } from "./failpoints";
-import { gateToolUse, type RunRef } from "./tool-gating";
+import { gateToolUse, recordCallsFenced, recordGatedCall, type GateContext, type GatedCall, type RunRef } from "./tool-gating";
 import type { TranscriptRow } from "./transcript";
 import { executeCall } from "./tool-execution";
 import { canonicalJson } from "./idempotency";
-import { appendMessage, type ContentBlock } from "./transcript";
+import { appendMessageCtes, type ContentBlock } from "./transcript";
 
 const TERMINAL = new Set(["SUCCEEDED", "FAILED", "DENIED", "EXPIRED"]);
 
@@ -30,30 +33,20 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
   const nowMs = Date.now();
   // A deferred call is gated again once its time comes (the condition that deferred it may have cleared).
   const dueDeferred = (c: ToolCallRow) => c.status === "DEFERRED" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= nowMs);
-  const all = await callsOfMessage(deps.db, run.id, assistant.seq);
-  const known = all.filter((c) => !dueDeferred(c));
-  const regate = all.filter(dueDeferred);
+  // A tool_use this advance has just appended: its calls are as recorded with it (or none yet) — no need to look.
+  const fresh = state.toolUseTurn?.seq === assistant.seq ? state.toolUseTurn : null;
+  state.toolUseTurn = null;
+  const all = fresh ? fresh.calls : await callsOfMessage(fastSql(deps.db), run.id, assistant.seq);
+  // (Calls gated just now, with the turn, are not gated again in the same step.)
+  const regate = fresh ? [] : all.filter(dueDeferred);
+  const known = all.filter((c) => !regate.includes(c));
   const missing = uses.filter((u) => !known.some((c) => c.toolUseId === u.id));
 
-  const gated: ToolCallRow[] = [];
+  let gated: ToolCallRow[] = [];
+  // The conversation's verified customer as gating just read it, for the calls it lets run.
+  let verifiedCustomerId = fresh?.calls.length ? fresh.verifiedCustomerId : undefined;
   if (missing.length) {
-    const previous = previousToolUse(rows, run, assistant.seq);
-    await deps.db.$transaction(async (tx) => {
-      await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
-      const [conversation] = await tx.$queryRaw<Array<{ verifiedCustomerId: string | null; verificationExpiresAt: Date | null }>>`
-        SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${run.conversationId}`;
-      let previousCall = previous;
-      // Its earlier gate decisions stay in the audit trail; the call row is decided afresh.
-      if (regate.length) await tx.toolCall.deleteMany({ where: { id: { in: regate.map((c) => c.id) } } });
-      for (const use of uses) {
-        const position = uses.indexOf(use);
-        const existing = known.find((c) => c.toolUseId === use.id);
-        if (!existing) {
-          gated.push(await gateToolUse(tx, { run, policy, conversation: conversation!, previousCall, now: new Date() }, { id: use.id, name: use.name, input: use.input }, position, assistant.seq, deps.gates));
-        }
-        previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
-      }
-    }, { timeout: 20_000 });
+    ({ calls: gated, verifiedCustomerId } = await gateMissingCalls(deps, state, assistant, rows, uses, known, regate));
     failpoint("after-gate");
   }
 
@@ -61,49 +54,113 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
   const now = Date.now();
   // EXECUTING here means a worker died mid-call: run it again; its idempotency key makes that safe.
   const runnable = calls.filter((c) => c.status === "APPROVED" || c.status === "EXECUTING" || (c.status === "RETRY_WAIT" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now)));
+  // Outcomes not written yet: they are written with the results message (or, if the run now waits, on their own).
+  let unwritten: Unwritten[] = [];
   if (runnable.length) {
     // Several tool_use blocks of one reply run concurrently; the next request waits for all of them.
-    const settled = await Promise.all(runnable.map((c) => executeCall(deps, run, c, policy)));
+    const executions = await Promise.all(runnable.map((c) => executeCall(deps, run, c, policy, { verifiedCustomerId, settleLater: true })));
     calls = calls.map((c) => {
       const i = runnable.indexOf(c);
-      return i === -1 ? c : { ...c, ...settled[i]! };
+      return i === -1 ? c : { ...c, ...executions[i]!.settled };
     });
+    unwritten = executions.flatMap((e) => (e.unwritten ? [{ ...e.unwritten, settlement: e.settled }] : []));
   }
 
-  if (calls.some((c) => c.status === "PARKED")) return { kind: "parked" };
   const waiting = calls.filter((c) => c.status === "RETRY_WAIT" || c.status === "DEFERRED");
-  if (waiting.length) {
-    const at = new Date(Math.min(...waiting.map((c) => c.nextAttemptAt?.getTime() ?? now + 1000)));
-    return { kind: "waiting_for_retry", at };
+  if (calls.some((c) => c.status === "PARKED") || waiting.length) {
+    if (unwritten.length) await fencedCtes(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, settlementCtes(unwritten));
+    if (calls.some((c) => c.status === "PARKED")) return { kind: "parked" };
+    return { kind: "waiting_for_retry", at: new Date(Math.min(...waiting.map((c) => c.nextAttemptAt?.getTime() ?? now + 1000))) };
   }
   if (!calls.every((c) => TERMINAL.has(c.status))) throw new Error(`tool phase of run ${run.id} left calls unsettled`);
 
   const exhausted = calls.find((c) => c.isError && (c.result as { exhausted?: boolean } | null)?.exhausted);
-  await appendResults(deps, run, uses, calls);
+  extendTranscript(state, await appendResults(deps, run, uses, calls, unwritten));
   failpoint("after-results-appended");
   if (exhausted) return { kind: "dead_letter", reason: `${exhausted.name} kept failing: ${(exhausted.result as { message?: string }).message ?? ""}` };
   return { kind: "results_appended" };
 }
 
-/** The ONE user message answering an assistant message: every tool_result first, then queued customer text. */
-async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: ToolCallRow[]) {
-  await deps.db.$transaction(async (tx) => {
-    await assertLease(tx, run.id, deps.workerId, deps.leaseMs);
-    const results: ContentBlock[] = uses.map((use) => {
-      const call = calls.find((c) => c.toolUseId === use.id)!;
-      return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
-    });
-    // Customer text that arrived while the calls were pending reaches the model right after the results.
-    const queued = await tx.$queryRaw<Array<{ displayText: string | null }>>`
-      UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${run.id}
-      WHERE id IN (SELECT id FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE)
-      RETURNING seq, "displayText"`;
-    const texts: ContentBlock[] = (queued as Array<{ seq?: number; displayText: string | null }>)
-      .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0))
-      .map((q) => ({ type: "text", text: q.displayText ?? "" }));
-    await appendMessage(tx, { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "user", author: "HARNESS", content: [...results, ...texts] });
+/**
+ * The tool_use turn's common case: the proposed calls are gated as soon as the model proposes them and — when
+ * none needs a person — recorded with the turn itself (`turnCtes`: its model call and assistant message, which
+ * yields `msg`) in ONE statement fenced by the lease. Null, with nothing written, when a call must park or
+ * escalate: the caller records the turn alone and the tool phase gates in a transaction.
+ */
+export async function recordToolUseTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], conversation: Verification | null, counters: RunCounters, turnCtes: Prisma.Sql) {
+  const sql = fastSql(deps.db);
+  const { ctx, decided } = await decideCalls(sql, state, rows, Number.POSITIVE_INFINITY, uses, [], conversation, deps.gates);
+  if (decided.some((g) => g.handoff)) return null;
+  const recorded = recordCallsFenced(ctx, decided, Prisma.sql`(SELECT seq FROM msg)`);
+  const { seq } = await fencedCtes<{ seq: number }>(sql, state.ref.id, deps.workerId, deps.leaseMs, counters, Prisma.sql`${turnCtes}, ${recorded.ctes}`, Prisma.sql`(SELECT seq FROM msg) AS seq`);
+  return { seq, calls: recorded.rows(seq), verifiedCustomerId: ctx.conversation.verifiedCustomerId };
+}
+
+type Verification = { verifiedCustomerId: string | null; verificationExpiresAt: Date | null };
+
+/** Runs the gates on the calls of a tool_use message not in `known` (reading what they need); writes nothing. */
+async function decideCalls(db: Db, state: RunState, rows: TranscriptRow[], messageSeq: number, uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], conversation: Verification | null, gates: RuntimeDeps["gates"]) {
+  const { ref: run, policy } = state;
+  const [verification] = conversation ? [conversation] : await sqlOf(db).query<Verification>(Prisma.sql`
+    SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${run.conversationId}`);
+  const ctx: GateContext = { run, policy, conversation: verification!, previousCall: previousToolUse(rows, run, messageSeq), now: new Date() };
+  const decided: GatedCall[] = [];
+  for (const [position, use] of uses.entries()) {
+    if (!known.some((c) => c.toolUseId === use.id)) decided.push(await gateToolUse(db, { ...ctx }, { id: use.id, name: use.name, input: use.input }, position, gates));
+    ctx.previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
+  }
+  return { ctx, decided };
+}
+
+/**
+ * Gates the calls of an assistant message that have no decision yet (the turn was recorded alone, a deferred call
+ * is due, or a worker resumes) and records them with every gate's decision, in a transaction: on the pg fast path
+ * unless a call parks or escalates (a handoff to open), then in a Prisma transaction.
+ */
+async function gateMissingCalls(deps: RuntimeDeps, state: RunState, assistant: { seq: number }, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], regate: ToolCallRow[]): Promise<{ calls: ToolCallRow[]; verifiedCustomerId: string | null }> {
+  return runtimeTransaction(deps.db, async (tx) => {
+    await assertLease(tx, state.ref.id, deps.workerId, deps.leaseMs);
+    // Its earlier gate decisions stay in the audit trail; the call row is decided afresh.
+    if (regate.length) await tx.execute(Prisma.sql`DELETE FROM "ToolCall" WHERE id IN (${Prisma.join(regate.map((c) => c.id))})`);
+    const { ctx, decided } = await decideCalls(tx, state, rows, assistant.seq, uses, known, null, deps.gates);
+    const out: ToolCallRow[] = [];
+    for (const g of decided) out.push(await recordGatedCall(tx, ctx, g, assistant.seq));
+    return { calls: out, verifiedCustomerId: ctx.conversation.verifiedCustomerId };
   });
 }
+
+/**
+ * The ONE user message answering an assistant message: every tool_result first, then customer text queued while
+ * the calls were pending (taken under their row locks, in order) — in one statement fenced by the lease.
+ */
+async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: ToolCallRow[], unwritten: Unwritten[]): Promise<TranscriptRow> {
+  const results: ContentBlock[] = uses.map((use) => {
+    const call = calls.find((c) => c.toolUseId === use.id)!;
+    return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
+  });
+  const message = { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "user" as const, author: "HARNESS" as const, content: results };
+  const appended = await fencedCtes<{ seq: number; content: ContentBlock[] }>(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, Prisma.sql`
+    ${unwritten.length ? Prisma.sql`${settlementCtes(unwritten)},` : Prisma.empty}
+    queued AS (
+      UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${run.id} FROM lease
+      WHERE "Message".id IN (SELECT id FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE)
+      RETURNING seq, "displayText"
+    ), ${appendMessageCtes(randomUUID(), message, {
+      from: Prisma.sql`lease`,
+      content: Prisma.sql`${JSON.stringify(results)}::jsonb || coalesce((SELECT jsonb_agg(jsonb_build_object('type', 'text', 'text', coalesce(q."displayText", '')) ORDER BY q.seq) FROM queued q), '[]'::jsonb)`,
+    })}`,
+    Prisma.sql`msg.seq, msg.content FROM msg`);
+  return { seq: appended.seq, role: "user", content: appended.content, author: "HARNESS", runId: run.id };
+}
+
+type Unwritten = { id: string; activeMs: number; settlement: CallSettlement };
+
+/** Calls' outcomes as CTEs (`settled0`, …) of a statement fenced by the lease. */
+function settlementCtes(unwritten: Unwritten[]): Prisma.Sql {
+  return Prisma.join(unwritten.map((u, i) => Prisma.sql`${Prisma.raw(`settled${i}`)} AS (${settleCallSql(u.id, u.settlement, Prisma.sql`FROM lease`)})`), ", ");
+}
+
+const sumActiveMs = (unwritten: Unwritten[]) => unwritten.reduce((sum, u) => sum + u.activeMs, 0);
 
 /** The tool call of this run just before this message (from the transcript), for identical-call detection. */
 function previousToolUse(rows: TranscriptRow[], run: RunRef, beforeSeq: number): { name: string; canonicalInput: string } | null {

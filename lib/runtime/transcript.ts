@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma, type PrismaClient } from "@/lib/db/prisma-types";
+import { fastSql, sqlOf, type Db } from "@/lib/db/sql";
 import { randomUUID } from "node:crypto";
 
 export type ContentBlock = Anthropic.ContentBlockParam;
@@ -20,28 +21,37 @@ export interface AppendMessage {
 }
 
 /**
- * Appends one message row in ONE statement: the conversation's counter is incremented and the row inserted with
- * that number (and, for what the customer sees, the live-update event) — which also serialises concurrent appends
- * to one conversation, because the counter's row lock is held until commit. Rows are never rewritten.
+ * The CTEs appending one message — `c` (the conversation's counter), `msg` (the row), `ev` (the live-update event
+ * for what the customer sees) — for statements that append as part of a larger write. `from` makes the append
+ * conditional (e.g. on the lease: `FROM lease`); `content` replaces the JSON content with an SQL expression.
  */
-export async function appendMessage(tx: PrismaTx, m: AppendMessage): Promise<{ id: string; seq: number }> {
-  const id = randomUUID();
+export function appendMessageCtes(id: string, m: AppendMessage, opts: { from?: Prisma.Sql; content?: Prisma.Sql } = {}): Prisma.Sql {
   const shown = m.shownToCustomer ?? false;
-  const rows = await tx.$queryRaw<Array<{ seq: number }>>`
-    WITH c AS (
+  return Prisma.sql`
+    c AS (
       UPDATE "Conversation" SET "messageCount" = "messageCount" + 1, "updatedAt" = now()
-      WHERE id = ${m.conversationId} RETURNING "messageCount"
+      ${opts.from ? Prisma.sql`FROM ${opts.from}` : Prisma.empty}
+      WHERE "Conversation".id = ${m.conversationId} RETURNING "messageCount"
     ), msg AS (
       INSERT INTO "Message" (id, "tenantId", "conversationId", "runId", seq, role, author, content, "inTranscript", "shownToCustomer", "displayText", "pendingDelivery", "staffId")
       SELECT ${id}, ${m.tenantId}, ${m.conversationId}, ${m.runId ?? null}, c."messageCount", ${m.role}::"MessageRole", ${m.author}::"MessageAuthor",
-             ${JSON.stringify(m.content)}::jsonb, ${m.inTranscript ?? true}, ${shown}, ${m.displayText ?? null}, ${m.pendingDelivery ?? false}, ${m.staffId ?? null}
-      FROM c RETURNING seq
+             ${opts.content ?? Prisma.sql`${JSON.stringify(m.content)}::jsonb`}, ${m.inTranscript ?? true}, ${shown}, ${m.displayText ?? null}, ${m.pendingDelivery ?? false}, ${m.staffId ?? null}
+      FROM c RETURNING seq, content
     ), ev AS (
       INSERT INTO "Event" ("tenantId", "conversationId", type, data)
       SELECT ${m.tenantId}, ${m.conversationId}, 'message.created', jsonb_build_object('seq', msg.seq, 'author', ${m.author}::text)
       FROM msg WHERE ${shown}
-    )
-    SELECT seq FROM msg`;
+    )`;
+}
+
+/**
+ * Appends one message row in ONE statement: the conversation's counter is incremented and the row inserted with
+ * that number (and, for what the customer sees, the live-update event) — which also serialises concurrent appends
+ * to one conversation, because the counter's row lock is held until commit. Rows are never rewritten.
+ */
+export async function appendMessage(tx: Db, m: AppendMessage): Promise<{ id: string; seq: number }> {
+  const id = randomUUID();
+  const rows = await sqlOf(tx).query<{ seq: number }>(Prisma.sql`WITH ${appendMessageCtes(id, m)} SELECT seq FROM msg`);
   if (!rows[0]) throw new Error(`conversation ${m.conversationId} not found`);
   return { id, seq: rows[0].seq };
 }
@@ -84,9 +94,9 @@ const CACHE_CONVERSATIONS = 500;
 export async function loadTranscriptRows(db: PrismaClient, conversationId: string): Promise<TranscriptRow[]> {
   const known = cache.get(conversationId) ?? [];
   const afterSeq = known.length ? known[known.length - 1]!.seq : 0;
-  const fresh = await db.$queryRaw<TranscriptRow[]>`
+  const fresh = await fastSql(db).query<TranscriptRow>(Prisma.sql`
     SELECT seq, role::text AS role, content, author::text AS author, "runId" FROM "Message"
-    WHERE "conversationId" = ${conversationId} AND "inTranscript" AND seq > ${afterSeq} ORDER BY seq`;
+    WHERE "conversationId" = ${conversationId} AND "inTranscript" AND seq > ${afterSeq} ORDER BY seq`);
   const rows = fresh.length ? [...known, ...fresh] : known;
   cache.delete(conversationId);
   cache.set(conversationId, rows); // most recently used last

@@ -1,4 +1,5 @@
-import type { Json, PrismaTx } from "@/lib/db/prisma-types";
+import { Prisma, type Json, type PrismaTx } from "@/lib/db/prisma-types";
+import { sqlOf, type Db } from "@/lib/db/sql";
 import { performEffect } from "@/lib/commerce/provider";
 import { formatCents } from "@/lib/money";
 import { ToolError, type CallFacts, type ToolContext } from "./types";
@@ -28,10 +29,10 @@ export function normaliseOrderNumber(raw: string): string {
 }
 
 /** What gates need about an order: one narrow read (gating runs on every proposed call). */
-export async function orderFacts(db: PrismaTx, tenantId: string, orderNumber: string, summary: string, amountCents?: number): Promise<CallFacts> {
-  const [order] = await db.$queryRaw<Array<{ customerId: string; status: string; totalCents: number; refundedCents: number }>>`
+export async function orderFacts(db: Db, tenantId: string, orderNumber: string, summary: string, amountCents?: number): Promise<CallFacts> {
+  const [order] = await sqlOf(db).query<{ customerId: string; status: string; totalCents: number; refundedCents: number }>(Prisma.sql`
     SELECT "customerId", status::text AS status, "totalCents", "refundedCents" FROM "Order"
-    WHERE "tenantId" = ${tenantId} AND number = ${normaliseOrderNumber(orderNumber)}`;
+    WHERE "tenantId" = ${tenantId} AND number = ${normaliseOrderNumber(orderNumber)}`);
   return {
     orderNumber: normaliseOrderNumber(orderNumber),
     amountCents,

@@ -1,3 +1,4 @@
+import type { Db } from "@/lib/db/sql";
 import type { z } from "zod";
 import type { PrismaTx } from "@/lib/db/prisma-types";
 
@@ -61,7 +62,7 @@ export interface ToolDefinition<I = any> {
   /** Account actions require a verified customer who owns the order. */
   accountAction: boolean;
   /** Reads what gates and handoff records need (order, amount) without acting. */
-  facts(input: I, ctx: { db: PrismaTx; tenantId: string }): Promise<CallFacts>;
+  facts(input: I, ctx: { db: Db; tenantId: string }): Promise<CallFacts>;
   execute(input: I, ctx: ToolContext): Promise<Record<string, unknown>>;
 }
 

@@ -31,6 +31,9 @@ export function createOfflineFetch(opts: { script?: OfflineScript } = {}): typeo
   const cache = new PromptCache();
 
   const offlineFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    // The request leaves the process here, as it would over the network: I/O started alongside it (a read the
+    // runtime does while the model answers) goes out before the offline model computes its answer.
+    await new Promise((resolve) => setImmediate(resolve));
     const request = input instanceof Request ? input : undefined;
     const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
     const method = (init?.method ?? request?.method ?? "GET").toUpperCase();

@@ -28,10 +28,10 @@ export async function POST(req: Request, ctx: ShopParams) {
     const claim = claimFor(deps);
     const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model, claimFor: claim });
     if (intake.kind === "started") {
-      const runId = intake.runId;
+      const { runId, run } = intake;
       after(async () => {
         try {
-          await advanceConversationFrom(deps, runId, { claimedAs: claim });
+          await advanceConversationFrom(deps, runId, { claimedAs: claim, run });
         } catch (err) {
           // The run keeps its state in the database; a worker (or the next message) picks it up again.
           console.error(`[widget] advancing run ${runId} failed:`, err instanceof Error ? err.stack ?? err.message : err);

@@ -1,0 +1,2 @@
+-- DropIndex
+DROP INDEX "Run_phase_leaseExpiresAt_idx";
