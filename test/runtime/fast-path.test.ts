@@ -1,0 +1,112 @@
+// The hot path records each step in one statement on the pg pool (lib/db/sql). These are the races and stale
+// copies that could make such a statement lose something; each must fall back to the transactional path.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../runtime-harness";
+import { receiveCustomerMessage } from "@/lib/conversations/intake";
+import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
+import type { ModelClient } from "@/lib/model/types";
+
+let h: Harness;
+beforeEach(async () => { h = await createHarness(); });
+afterEach(async () => { await h.close(); });
+
+const text = (t: string) => ({ type: "text" as const, text: t });
+const endTurn = (t: string) => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
+
+/** A model that, on its first request, lets `during` run while it "thinks" (after the runtime's read-ahead). */
+function modelWith(during: () => Promise<void>): ModelClient {
+  const inner = h.deps.model;
+  let first = true;
+  return {
+    ...inner,
+    async send(req, opts) {
+      if (first) {
+        first = false;
+        await new Promise((r) => setTimeout(r, 50));
+        await during();
+      }
+      return inner.send(req, opts);
+    },
+  };
+}
+
+async function sendAndAdvance(conversationId: string, message: string, model: ModelClient) {
+  const deps = h.newDeps("fast-path", model);
+  const claim = claimFor(deps);
+  const intake = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId, text: message, model: model.model, claimFor: claim });
+  if (intake.kind !== "started") throw new Error(`expected a run, got ${intake.kind}`);
+  return { runId: intake.runId, result: await advanceConversationFrom(deps, intake.runId, { claimedAs: claim, run: intake.run }) };
+}
+
+async function shownAgentReplies(conversationId: string) {
+  const rows = await h.db.message.findMany({ where: { conversationId, author: "AGENT", shownToCustomer: true }, orderBy: { seq: "asc" } });
+  return rows.map((m) => m.displayText);
+}
+
+describe("the run's end in one statement", () => {
+  it("a customer who writes while the model composes its final reply: the reply is shown and the new text answered next", async () => {
+    h.script.push(endTurn("Hello! How can I help?"));
+    const { conversationId } = await h.say("hi");
+
+    h.script.push(endTurn("Sure, I can help with that."), endTurn("A-1001: let me look into it."));
+    const writesMeanwhile = modelWith(async () => {
+      const queued = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId, text: "Also, where is A-1001?", model: h.deps.model.model });
+      expect(queued.kind).toBe("queued");
+    });
+    const { runId, result } = await sendAndAdvance(conversationId, "Can you help me with an order?", writesMeanwhile);
+
+    expect(result.phase).toBe("COMPLETED");
+    expect(await shownAgentReplies(conversationId)).toEqual(["Hello! How can I help?", "Sure, I can help with that.", "A-1001: let me look into it."]);
+    // The queued text reached the model right after the reply, in the follow-up run it started.
+    const lastRequest = JSON.stringify(h.script.requests.at(-1)!.messages.at(-1));
+    expect(lastRequest).toContain("Also, where is A-1001?");
+    expect(await h.db.message.count({ where: { conversationId, pendingDelivery: true } })).toBe(0);
+    const runs = await h.db.run.findMany({ where: { conversationId }, orderBy: { startedAt: "asc" } });
+    expect(runs.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+    expect(runs[1]!.id).toBe(runId);
+    expect((await h.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).activeRunId).toBeNull();
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
+  });
+
+  it("a person who takes over while the model composes its final reply: the reply is kept for the record, never shown", async () => {
+    h.script.push(endTurn("Hello! How can I help?"));
+    const { conversationId } = await h.say("hi");
+
+    h.script.push(endTurn("Your order is on its way."));
+    const takesOver = modelWith(async () => {
+      await h.db.conversation.update({ where: { id: conversationId }, data: { status: "human" } });
+    });
+    const { result } = await sendAndAdvance(conversationId, "Where is my order?", takesOver);
+
+    expect(result.phase).toBe("COMPLETED");
+    expect(await shownAgentReplies(conversationId)).toEqual(["Hello! How can I help?"]);
+    const kept = await h.db.message.findFirstOrThrow({ where: { conversationId, author: "AGENT" }, orderBy: { seq: "desc" } });
+    expect(kept).toMatchObject({ shownToCustomer: false, inTranscript: true });
+  });
+});
+
+describe("intake in one statement", () => {
+  it("a policy published after this process cached the old one governs the next run", async () => {
+    h.script.push(endTurn("Hello!"));
+    const { conversationId } = await h.say("hi"); // this process now knows acme's policy v1
+
+    const v1 = await h.db.policyVersion.findFirstOrThrow({ where: { tenantId: h.acme.id, version: 1 } });
+    const rules = v1.rules as { budgets: { maxTurns: number } };
+    await h.db.policyVersion.create({ data: { tenantId: h.acme.id, version: 2, rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 7 } } } });
+    await h.db.tenant.update({ where: { id: h.acme.id }, data: { policyVersion: 2 } });
+
+    h.script.push(endTurn("Hello again!"));
+    const { runId } = await sendAndAdvance(conversationId, "hello again", h.deps.model);
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ policyVersion: 2, maxTurns: 7, phase: "COMPLETED" });
+  });
+
+  it("a message to a conversation another tenant owns is refused and writes nothing", async () => {
+    h.script.push(endTurn("Hello!"));
+    const { conversationId } = await h.say("hi");
+    const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
+    const before = await h.db.message.count();
+    await expect(receiveCustomerMessage(h.db, { tenantId: globex.id, conversationId, text: "hello", model: "m" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(await h.db.message.count()).toBe(before);
+    expect(await h.db.run.count({ where: { conversationId } })).toBe(1);
+  });
+});
