@@ -6,8 +6,8 @@ import type { Policy } from "@/lib/policy/policy";
 import { AppError } from "@/lib/errors";
 import { loadPolicy } from "@/lib/runtime/policy";
 import { newRunCtes, startRun, noticeToCustomer, type LeaseClaim } from "@/lib/runtime/run-end";
-import { appendMessage, type ContentBlock } from "@/lib/runtime/transcript";
-import { newRunStateRow, type RunStateRow } from "@/lib/runtime/run-state";
+import { appendMessage, noteCommitted, type ContentBlock } from "@/lib/runtime/transcript";
+import { newRunStateRow, type CreatedRun } from "@/lib/runtime/run-state";
 import { pendingSubject } from "@/lib/handoffs/approval";
 import { publishEvent } from "@/lib/events";
 
@@ -42,7 +42,7 @@ export async function openConversation(db: PrismaTx, a: { tenantId: string; cust
 }
 
 export type IntakeResult =
-  | { kind: "started"; runId: string; run: RunStateRow } // the run's state as created (see advanceRun's `run`)
+  | { kind: "started"; runId: string; run: CreatedRun } // the run as created (see advanceRun's `run`)
   | { kind: "queued"; runId: string } // a run is busy or parked: the text reaches the model after its results
   | { kind: "to_person" }; // a person owns the conversation: the agent stays silent
 
@@ -96,8 +96,8 @@ export async function receiveCustomerMessage(db: PrismaClient, a: { tenantId: st
     const content: ContentBlock[] = [];
     if (conv.customerLine) content.push({ type: "text", text: `[context] The shop signed this customer in: ${conv.customerLine}. Their identity is verified.` });
     content.push({ type: "text", text });
-    await appendMessage(sql, { ...base, runId: run.id, content });
-    return { kind: "started", runId: run.id, run: run.state };
+    const { seq } = await appendMessage(sql, { ...base, runId: run.id, content });
+    return { kind: "started", runId: run.id, run: { state: run.state, messageSeq: seq } };
   });
 }
 
@@ -114,7 +114,8 @@ async function startRunWithMessage(db: PrismaClient, a: { tenantId: string; conv
   const policy = currentPolicy.get(a.tenantId);
   if (!policy) return null;
   const runId = randomUUID();
-  const [row] = await fastSql(db).query<{ started: number }>(Prisma.sql`
+  const content: ContentBlock[] = [{ type: "text", text: a.text }];
+  const [row] = await fastSql(db).query<{ seq: number }>(Prisma.sql`
     WITH conv AS (
       UPDATE "Conversation" c SET "activeRunId" = ${runId}, "messageCount" = c."messageCount" + 1, "updatedAt" = now()
       FROM "Tenant" t
@@ -124,12 +125,15 @@ async function startRunWithMessage(db: PrismaClient, a: { tenantId: string; conv
     ), ${newRunCtes(runId, { tenantId: a.tenantId, conversationId: a.conversationId, policy, model: a.model, claimFor: a.claimFor }, Prisma.sql`conv`)},
     msg AS (
       INSERT INTO "Message" (id, "tenantId", "conversationId", "runId", seq, role, author, content, "inTranscript", "shownToCustomer", "displayText")
-      SELECT ${randomUUID()}, ${a.tenantId}, ${a.conversationId}, r.id, conv."messageCount", 'user', 'CUSTOMER', ${JSON.stringify([{ type: "text", text: a.text }])}::jsonb, true, true, ${a.text}
+      SELECT ${randomUUID()}, ${a.tenantId}, ${a.conversationId}, r.id, conv."messageCount", 'user', 'CUSTOMER', ${JSON.stringify(content)}::jsonb, true, true, ${a.text}
       FROM conv, r RETURNING seq
     ), ev AS (
       INSERT INTO "Event" ("tenantId", "conversationId", type, data)
       SELECT ${a.tenantId}, ${a.conversationId}, 'message.created', jsonb_build_object('seq', msg.seq, 'author', 'CUSTOMER') FROM msg
     )
-    SELECT count(*)::int AS started FROM msg`);
-  return row?.started === 1 ? { kind: "started", runId, run: newRunStateRow({ id: runId, tenantId: a.tenantId, conversationId: a.conversationId, policy, model: a.model }) } : null;
+    SELECT seq FROM msg`);
+  if (!row) return null;
+  // Committed: the process's transcript cache may extend with it (if it knew everything before it).
+  noteCommitted(a.conversationId, { seq: row.seq, role: "user", content, author: "CUSTOMER", runId });
+  return { kind: "started", runId, run: { state: newRunStateRow({ id: runId, tenantId: a.tenantId, conversationId: a.conversationId, policy, model: a.model }), messageSeq: row.seq } };
 }

@@ -9,8 +9,8 @@ import { failpoint } from "./failpoints";
 import { advanceToolPhase } from "./tool-phase";
 import { runModelTurn } from "./model-turn";
 import { escalateRun } from "./run-end";
-import { loadRunState, type RunState, type RunStateRow } from "./run-state";
-import { loadTranscriptRows, type ContentBlock, type TranscriptRow } from "./transcript";
+import { loadRunState, type CreatedRun, type RunState } from "./run-state";
+import { loadTranscriptRows, transcriptKnownThrough, type ContentBlock, type TranscriptRow } from "./transcript";
 
 /** The next thing a run needs, read from its transcript: answer an assistant message's tool calls, or call the model. */
 type NextStep =
@@ -31,8 +31,8 @@ async function nextStep(deps: RuntimeDeps, state: RunState): Promise<NextStep> {
 export interface AdvanceOptions {
   /** The caller created or resumed the run with this lease already taken (see `claimFor`). */
   claimedAs?: LeaseClaim;
-  /** With `claimedAs`: the run's state as the caller just created it (intake's `run`), saving a read. */
-  run?: RunStateRow | null;
+  /** With `claimedAs`: the run as the caller just created it (intake's `run`), saving reads. */
+  run?: CreatedRun | null;
 }
 
 export interface AdvanceResult {
@@ -70,7 +70,11 @@ export async function advanceRun(runtime: RuntimeDeps, runId: string, opts: Adva
   const claimedRow = opts.claimedAs ? null : await claimRun(sql, runId, deps.workerId, deps.leaseMs);
   if (!opts.claimedAs && !claimedRow) return { claimed: false };
   failpoint("after-claim");
-  const state = await loadRunState(sql, runId, claimedRow ?? (opts.claimedAs ? opts.run : null));
+  const created = opts.claimedAs ? opts.run : null;
+  const state = await loadRunState(sql, runId, claimedRow ?? created?.state);
+  // The message that started the run is its transcript's last row (while the run is active only its lease holder
+  // adds one), so if this process knows everything up to it, that is the transcript.
+  if (created) state.transcript = transcriptKnownThrough(state.ref.conversationId, created.messageSeq);
   let followUpRunId: string | null = null;
   let phase = "RUNNING";
   try {

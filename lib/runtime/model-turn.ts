@@ -9,7 +9,7 @@ import { assertLease, fencedCtes, fencedWrite } from "./lease";
 import { Prisma } from "@/lib/db/prisma-types";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
-import { appendMessage, appendMessageCtes, buildModelMessages, transcriptViolations, type AppendMessage, type ContentBlock, type TranscriptRow } from "./transcript";
+import { appendMessage, buildModelMessages, transcriptViolations, type AppendMessage, type ContentBlock, type TranscriptRow } from "./transcript";
 import { extendTranscript, forgetTranscript, type ConversationFacts, type RunState } from "./run-state";
 import { completeRunWithReply, escalateRun, finishRun } from "./run-end";
 import { recordToolUseTurn } from "./tool-phase";
@@ -57,10 +57,6 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   const throughSeq = rows[rows.length - 1]?.seq ?? 0;
   const maxTokens = run.maxTokensRetries > 0 ? MAX_TOKENS_RETRY : MAX_TOKENS;
 
-  // What the end of the turn needs to know about the conversation, read while the model answers (off the
-  // critical path). Only this worker writes the run meanwhile; what others may change — queued text, a takeover —
-  // is caught by the statement that ends the run (`seenMessageCount`), and verification is only ever added.
-  const ahead = conversationFacts(fastSql(deps.db), ref, false).catch(() => null);
   let message: Anthropic.Message;
   let latencyMs: number;
   try {
@@ -116,28 +112,18 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   // The two outcomes of almost every turn, each in ONE statement on the pg pool (lib/db/sql): a tool call to
   // answer, or a final reply that passes the stop check. Anything else takes the transaction below.
   if (stop === "tool_use" && toolUses.length) {
-    const assistant = appendMessageCtes(randomUUID(), assistantMessage(false), { from: Prisma.sql`lease` });
-    const turnCtes = Prisma.sql`mc AS (${modelCallInsert(call, Prisma.sql`FROM lease`)}), ${assistant}`;
-    // With its calls gated and recorded in the same statement, unless one needs a person.
-    const recorded = await recordToolUseTurn(deps, state, rows, toolUses, await ahead, stepCounters, turnCtes);
-    const { seq } = recorded ?? (await fencedCtes<{ seq: number }>(fastSql(deps.db), ref.id, deps.workerId, deps.leaseMs, stepCounters, turnCtes, Prisma.sql`(SELECT seq FROM msg) AS seq`));
+    await recordToolUseTurn(deps, state, rows, toolUses, stepCounters, { modelCall: modelCallInsert(call, Prisma.sql`FROM lease`), assistant: assistantMessage(false) });
     counted();
-    state.toolUseTurn = { seq, calls: recorded?.calls ?? [], verifiedCustomerId: recorded?.verifiedCustomerId ?? null };
-    extendTranscript(state, { seq, role: "assistant", content: message.content, author: "AGENT", runId: ref.id });
-    if (recorded) failpoint("after-gate");
     return { kind: "continue" };
   }
-  if ((stop === "end_turn" || stop === "stop_sequence") && !toolUses.length) {
-    const sql = fastSql(deps.db);
-    const facts = (await ahead) ?? (await conversationFacts(sql, ref, false));
-    if (!facts.queuedText && !checkReply(facts, ref, text, rows).length) {
-      const done = await completeRunWithReply(sql, ref, {
-        owner: deps.workerId, counters: stepCounters, seenMessageCount: facts.messageCount, reply: message.content as ContentBlock[], text, modelCall: (from) => modelCallInsert(call, from),
-      });
-      if (done) {
-        counted();
-        return ended(null, "COMPLETED");
-      }
+  if ((stop === "end_turn" || stop === "stop_sequence") && !toolUses.length && !checkReply(state.done, ref, text, rows).length) {
+    const completed = await completeRunWithReply(fastSql(deps.db), ref, {
+      owner: deps.workerId, counters: stepCounters, reply: message.content as ContentBlock[], text, modelCall: (from) => modelCallInsert(call, from),
+    });
+    if (completed) {
+      counted();
+      extendTranscript(state, { seq: completed.seq, role: "assistant", content: message.content, author: "AGENT", runId: ref.id });
+      return ended(null, "COMPLETED");
     }
   }
 

@@ -97,20 +97,24 @@ export async function finishRun(tx: Db, run: RunRef, phase: "COMPLETED" | "ESCAL
  * The common end of a run, in ONE statement: the model's final reply is appended (shown unless a person owns the
  * conversation — checked on the row as it is written), its model call recorded, the run completed with its
  * counters, the lease and the conversation released, and both announced. It applies only if this worker still
- * holds the lease (the run's row is locked first) and the conversation is as the caller read it
- * (`seenMessageCount`: no text queued or written since). Returns false, having written nothing, otherwise — the
- * caller then takes the transactional path.
+ * holds the lease (the run's row is locked first), no customer text waits to be delivered, and nothing was added
+ * to the conversation since the statement's snapshot (its message count, re-checked on the locked row). Returns
+ * the reply's seq; null, having written nothing, otherwise — the caller then takes the transactional path.
  */
 export async function completeRunWithReply(db: Db, run: RunRef, a: {
-  owner: string; counters: RunCounters; seenMessageCount: number; reply: ContentBlock[]; text: string; modelCall: (from: Prisma.Sql) => Prisma.Sql;
-}): Promise<boolean> {
-  const [row] = await sqlOf(db).query<{ completed: number }>(Prisma.sql`
+  owner: string; counters: RunCounters; reply: ContentBlock[]; text: string; modelCall: (from: Prisma.Sql) => Prisma.Sql;
+}): Promise<{ seq: number } | null> {
+  const [row] = await sqlOf(db).query<{ seq: number }>(Prisma.sql`
     WITH lease AS (
       SELECT id FROM "Run" WHERE id = ${run.id} AND "leaseOwner" = ${a.owner} FOR UPDATE
+    ), seen AS (
+      SELECT "messageCount" FROM "Conversation"
+      WHERE id = ${run.conversationId} AND NOT EXISTS (SELECT 1 FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery")
     ), c AS (
-      UPDATE "Conversation" SET "messageCount" = "messageCount" + 1, "activeRunId" = NULL, "updatedAt" = now()
-      FROM lease WHERE "Conversation".id = ${run.conversationId} AND "activeRunId" = ${run.id} AND "messageCount" = ${a.seenMessageCount}
-      RETURNING "messageCount", status <> 'human' AS shown
+      UPDATE "Conversation" SET "messageCount" = "Conversation"."messageCount" + 1, "activeRunId" = NULL, "updatedAt" = now()
+      FROM lease, seen
+      WHERE "Conversation".id = ${run.conversationId} AND "activeRunId" = ${run.id} AND "Conversation"."messageCount" = seen."messageCount"
+      RETURNING "Conversation"."messageCount", status <> 'human' AS shown
     ), r AS (
       UPDATE "Run" SET phase = 'COMPLETED', "endedAt" = now(), "leaseOwner" = NULL, "leaseExpiresAt" = NULL, "nextAttemptAt" = NULL,
              outcome = CASE WHEN c.shown THEN 'end_turn' ELSE 'end_turn (suppressed: a person owns the conversation)' END,
@@ -129,8 +133,8 @@ export async function completeRunWithReply(db: Db, run: RunRef, a: {
       UNION ALL
       SELECT ${run.tenantId}, ${run.conversationId}, 'run.phase', jsonb_build_object('runId', r.id, 'phase', 'COMPLETED') FROM r
     )
-    SELECT count(*)::int AS completed FROM msg`);
-  return row?.completed === 1;
+    SELECT seq FROM msg`);
+  return row ?? null;
 }
 
 /** A message from the support system to the customer (not part of what the model sees). */

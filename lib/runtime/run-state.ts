@@ -3,7 +3,7 @@ import { sqlOf, type Db } from "@/lib/db/sql";
 import type { Policy } from "@/lib/policy/policy";
 import { loadPolicy } from "./policy";
 import type { RunRef } from "./tool-gating";
-import type { TranscriptRow } from "./transcript";
+import { noteCommitted, type TranscriptRow } from "./transcript";
 import type { ToolCallRow } from "./tool-call-rows";
 
 /** The budgets a run has used and its caps: read once per advance, kept current in memory while the lease is held. */
@@ -40,7 +40,20 @@ export interface RunState {
    * in one statement extends this copy (`extendTranscript`); any other path drops it (`forgetTranscript`).
    */
   transcript: TranscriptRow[] | null;
+  /** What the run has done (for the stop check): read with the state, brought up to date by each tool phase. */
+  done: RunDone;
 }
+
+/** The effects this run recorded (tool names, from the ledger) and how many of its calls acted (succeeded, other than verifying). */
+export interface RunDone {
+  effects: string[];
+  acted: number;
+}
+
+/** `done` for a run, as SQL over "Run".id — usable in a SELECT or an UPDATE's RETURNING. */
+export const RUN_DONE_COLUMNS = Prisma.sql`
+  (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = "Run".id) AS effects,
+  (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = "Run".id AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted`;
 
 export interface ConversationFacts {
   status: string;
@@ -52,7 +65,9 @@ export interface ConversationFacts {
   acted: number;
 }
 
+/** After a step appended `row` in one (committed) statement: this advance's copy, and the process's cache, grow. */
 export function extendTranscript(state: RunState, row: TranscriptRow): void {
+  noteCommitted(state.ref.conversationId, row);
   const last = state.transcript?.[state.transcript.length - 1];
   if (state.transcript && (!last || last.seq < row.seq)) state.transcript.push(row);
   else state.transcript = null;
@@ -62,10 +77,16 @@ export function forgetTranscript(state: RunState): void {
   state.transcript = null;
 }
 
-export type RunStateRow = RunCountersState & { id: string; tenantId: string; conversationId: string; policyVersion: number; model: string };
+export type RunStateRow = RunCountersState & RunDone & { id: string; tenantId: string; conversationId: string; policyVersion: number; model: string };
 
 export const RUN_STATE_COLUMNS = Prisma.sql`id, "tenantId", "conversationId", "policyVersion", model, "turnsUsed", "maxTurns", "inputTokens", "outputTokens",
-  "tokenBudget", "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections`;
+  "tokenBudget", "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections, ${RUN_DONE_COLUMNS}`;
+
+/** A run as the caller that created it knows it: its state, and the customer message that started it. */
+export interface CreatedRun {
+  state: RunStateRow;
+  messageSeq: number;
+}
 
 /** A new run's state as its creator writes it (every counter at zero), so whoever advances it need not read it. */
 export function newRunStateRow(a: { id: string; tenantId: string; conversationId: string; policy: Policy; model: string }): RunStateRow {
@@ -73,14 +94,14 @@ export function newRunStateRow(a: { id: string; tenantId: string; conversationId
   return {
     id: a.id, tenantId: a.tenantId, conversationId: a.conversationId, policyVersion: a.policy.version, model: a.model,
     turnsUsed: 0, maxTurns: b.maxTurns, inputTokens: 0, outputTokens: 0, tokenBudget: b.tokenBudget, activeMs: 0,
-    requestAttempts: 0, maxTokensRetries: 0, pauseTurns: 0, corrections: 0,
+    requestAttempts: 0, maxTokensRetries: 0, pauseTurns: 0, corrections: 0, effects: [], acted: 0,
   };
 }
 
 /** Builds the state from the row a claim returned, or reads it (when the lease was taken at creation or resume). */
 export async function loadRunState(db: Db, runId: string, claimed?: RunStateRow | null): Promise<RunState> {
-  const [row] = claimed ? [claimed] : await sqlOf(db).query<RunStateRow>(Prisma.sql`SELECT ${RUN_STATE_COLUMNS} FROM "Run" WHERE id = ${runId}`);
+  const [row] = claimed ? [claimed] : await sqlOf(db).query<RunStateRow>(Prisma.sql`SELECT ${RUN_STATE_COLUMNS} FROM "Run" WHERE "Run".id = ${runId}`);
   if (!row) throw new Error(`run ${runId} not found`);
-  const { id, tenantId, conversationId, policyVersion, model, ...counters } = row;
-  return { ref: { id, tenantId, conversationId }, policy: await loadPolicy(db, tenantId, policyVersion), model, counters, toolUseTurn: null, transcript: null };
+  const { id, tenantId, conversationId, policyVersion, model, effects, acted, ...counters } = row;
+  return { ref: { id, tenantId, conversationId }, policy: await loadPolicy(db, tenantId, policyVersion), model, counters, toolUseTurn: null, transcript: null, done: { effects, acted } };
 }

@@ -25,10 +25,16 @@ export interface RunRef {
   conversationId: string;
 }
 
+export interface Verification {
+  verifiedCustomerId: string | null;
+  verificationExpiresAt: Date | null;
+}
+
 export interface GateContext {
   run: RunRef;
   policy: Policy;
-  conversation: { verifiedCustomerId: string | null; verificationExpiresAt: Date | null };
+  /** The conversation's verification; may still be in flight (read alongside the gates' own reads). */
+  conversation: Verification | Promise<Verification>;
   previousCall: { name: string; canonicalInput: string } | null;
   now: Date;
 }
@@ -37,17 +43,22 @@ function errorResult(category: ToolErrorBody["error_category"], message: string,
   return { error_category: category, is_retryable: retryable, message, ...extra };
 }
 
-/** A proposed call as the gates decided it, not yet written. */
+/** A proposed call as the gates decided it (or, for a read-only call run at once, as it ended), not yet written. */
 export interface GatedCall {
+  id: string;
   use: ToolUse;
   position: number;
-  status: "APPROVED" | "PARKED" | "DEFERRED" | "DENIED";
+  status: string; // APPROVED | PARKED | DEFERRED | DENIED as gated; a read-only call run at once: its outcome
+  attempts: number;
   decision: string;
   reason: string;
   effectiveInput: Record<string, unknown> | null;
   key: string | null;
-  deferUntil: Date | null;
-  result: ToolErrorBody | null;
+  /** When a deferred call is gated again (or a read-only call run at once is retried). */
+  nextAttemptAt: Date | null;
+  /** What the model reads: a structured error for a refusal; a read-only call run at once, its result. */
+  result: unknown;
+  isError: boolean;
   records: Array<{ gate: string; decision: string; reason: string }>;
   /** What a person must see: an approval for a parked call, an escalation for a deny above the ceiling. */
   handoff: null | { kind: "approval"; facts: CallFacts; verdict: GateEvaluation["verdict"] } | { kind: "escalation"; facts: CallFacts; reason: string };
@@ -66,7 +77,7 @@ export async function gateToolUse(db: Db, ctx: GateContext, use: ToolUse, positi
   if (tool && parsed && !parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
     return {
-      use, position, status: "DENIED", decision: "deny", reason: `invalid input: ${issues}`, effectiveInput: null, key: null, deferUntil: null, handoff: null,
+      id: randomUUID(), use, position, attempts: 0, status: "DENIED", decision: "deny", reason: `invalid input: ${issues}`, effectiveInput: null, key: null, nextAttemptAt: null, isError: true, handoff: null,
       result: errorResult("business_rule", `Invalid arguments for ${use.name}: ${issues}. Fix them and call again.`, true),
       records: [{ gate: "input_schema", decision: "deny", reason: issues }],
     };
@@ -79,6 +90,7 @@ export async function gateToolUse(db: Db, ctx: GateContext, use: ToolUse, positi
   } catch (err) {
     console.error(`[gates] facts for ${use.name} failed`, err);
   }
+  const conversation = await ctx.conversation;
   const evaluation: GateEvaluation = evaluateGates({
     toolName: use.name,
     input,
@@ -87,17 +99,18 @@ export async function gateToolUse(db: Db, ctx: GateContext, use: ToolUse, positi
     isKnownTool: !!tool,
     accountAction: tool?.accountAction ?? true,
     sideEffect: tool?.sideEffect ?? true,
-    state: { verifiedCustomerId: ctx.conversation.verifiedCustomerId, verificationExpiresAt: ctx.conversation.verificationExpiresAt, now: ctx.now, previousCall: ctx.previousCall },
+    state: { verifiedCustomerId: conversation.verifiedCustomerId, verificationExpiresAt: conversation.verificationExpiresAt, now: ctx.now, previousCall: ctx.previousCall },
     policy: ctx.policy,
   }, gates);
   const { verdict } = evaluation;
   const status = verdict.decision === "allow" ? "APPROVED" : verdict.decision === "ask" ? "PARKED" : verdict.decision === "defer" ? "DEFERRED" : "DENIED";
   const escalate = verdict.decision === "deny" && !!verdict.escalate;
   return {
-    use, position, status, decision: verdict.decision, reason: `${verdict.gate}: ${verdict.reason}`, effectiveInput: input,
+    id: randomUUID(), use, position, attempts: 0, status, decision: verdict.decision, reason: `${verdict.gate}: ${verdict.reason}`, effectiveInput: input,
     key: tool?.sideEffect ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: use.id, toolName: use.name, input }) : null,
     // defer: the call is gated again later (the run waits for a retry), not answered now.
-    deferUntil: verdict.decision === "defer" ? new Date(ctx.now.getTime() + deferMs()) : null,
+    nextAttemptAt: verdict.decision === "defer" ? new Date(ctx.now.getTime() + deferMs()) : null,
+    isError: verdict.decision === "deny",
     result: verdict.decision === "deny" ? errorResult(verdict.errorCategory ?? "permission", verdict.reason, !escalate && (verdict.retryable ?? false), { gate: verdict.gate }) : null,
     records: evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })),
     handoff: verdict.decision === "ask" ? { kind: "approval", facts, verdict } : escalate ? { kind: "escalation", facts, reason: verdict.reason } : null,
@@ -125,12 +138,11 @@ export async function recordGatedCall(db: Db, ctx: GateContext, g: GatedCall, me
       orderNumber: facts.orderNumber ?? null,
       amountCents: facts.amountCents ?? null,
     });
-    call = { ...g, result: { ...g.result!, escalated: true, handoff_id: handoff.id } };
+    call = { ...g, result: { ...(g.result as ToolErrorBody), escalated: true, handoff_id: handoff.id } };
   }
   const tx = g.handoff ? prismaOf(db) : db;
-  const id = randomUUID();
-  await sqlOf(tx).execute(Prisma.sql`WITH ${recordCallCtes(id, ctx, call, messageSeq, "c", "g")} SELECT 1`);
-  const row = writtenRow(id, ctx, call, messageSeq);
+  await sqlOf(tx).execute(Prisma.sql`WITH ${recordCallCtes(ctx, call, messageSeq, "c", "g")} SELECT 1`);
+  const row = callRow(ctx, call, messageSeq);
   if (g.handoff?.kind === "approval") {
     await openApproval(prismaOf(tx), { run: ctx.run, call: row, facts: g.handoff.facts, verdict: g.handoff.verdict, policyVersion: ctx.policy.version, ttlHours: ctx.policy.rules.approvalTtlHours, now: ctx.now });
   }
@@ -143,21 +155,20 @@ export async function recordGatedCall(db: Db, ctx: GateContext, g: GatedCall, me
  * written once that number is known.
  */
 export function recordCallsFenced(ctx: GateContext, calls: GatedCall[], messageSeq: Prisma.Sql): { ctes: Prisma.Sql; rows: (seq: number) => ToolCallRow[] } {
-  const ids = calls.map(() => randomUUID());
   return {
-    ctes: Prisma.join(calls.map((g, i) => recordCallCtes(ids[i]!, ctx, g, messageSeq, `c${i}`, `g${i}`, Prisma.sql`FROM lease`)), ", "),
-    rows: (seq) => calls.map((g, i) => writtenRow(ids[i]!, ctx, g, seq)),
+    ctes: Prisma.join(calls.map((g, i) => recordCallCtes(ctx, g, messageSeq, `c${i}`, `g${i}`, Prisma.sql`FROM lease`)), ", "),
+    rows: (seq) => calls.map((g) => callRow(ctx, g, seq)),
   };
 }
 
 /** The CTEs inserting one call (`callCte`) and every gate's decision on it (`gatesCte`); `from` makes it conditional. */
-function recordCallCtes(id: string, ctx: GateContext, g: GatedCall, messageSeq: number | Prisma.Sql, callCte: string, gatesCte: string, from: Prisma.Sql = Prisma.empty): Prisma.Sql {
+function recordCallCtes(ctx: GateContext, g: GatedCall, messageSeq: number | Prisma.Sql, callCte: string, gatesCte: string, from: Prisma.Sql = Prisma.empty): Prisma.Sql {
   return Prisma.sql`
     ${Prisma.raw(callCte)} AS (
-      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, position, "messageSeq", "nextAttemptAt", "updatedAt")
-      SELECT ${id}, ${ctx.run.tenantId}, ${ctx.run.id}, ${g.use.id}, ${g.use.name}, ${JSON.stringify(g.use.input ?? {})}::jsonb, ${g.effectiveInput === null ? null : JSON.stringify(g.effectiveInput)}::jsonb,
-             ${g.status}::"ToolCallStatus", ${g.decision}::"GateOutcome", ${g.reason}, ${g.key}, ${g.result !== null},
-             ${g.result === null ? null : JSON.stringify(g.result)}::jsonb, ${g.position}, ${messageSeq}, ${g.deferUntil}, now()
+      INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason", "idempotencyKey", "isError", result, attempts, position, "messageSeq", "nextAttemptAt", "updatedAt")
+      SELECT ${g.id}, ${ctx.run.tenantId}, ${ctx.run.id}, ${g.use.id}, ${g.use.name}, ${JSON.stringify(g.use.input ?? {})}::jsonb, ${g.effectiveInput === null ? null : JSON.stringify(g.effectiveInput)}::jsonb,
+             ${g.status}::"ToolCallStatus", ${g.decision}::"GateOutcome", ${g.reason}, ${g.key}, ${g.isError},
+             ${g.result === null ? null : JSON.stringify(g.result)}::jsonb, ${g.attempts}, ${g.position}, ${messageSeq}, ${g.nextAttemptAt}, now()
       ${from}
       RETURNING id
     ), ${Prisma.raw(gatesCte)} AS (
@@ -167,9 +178,10 @@ function recordCallCtes(id: string, ctx: GateContext, g: GatedCall, messageSeq: 
     )`;
 }
 
-function writtenRow(id: string, ctx: GateContext, g: GatedCall, messageSeq: number): ToolCallRow {
+/** The call as the runtime works with it, once written (see recordCallsFenced). */
+export function callRow(ctx: GateContext, g: GatedCall, messageSeq: number): ToolCallRow {
   return {
-    id, tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: g.use.id, name: g.use.name, input: g.use.input ?? {}, effectiveInput: g.effectiveInput, status: g.status,
-    idempotencyKey: g.key, attempts: 0, nextAttemptAt: g.deferUntil, result: g.result, review: null, decidedById: null, isError: g.result !== null, position: g.position, messageSeq,
+    id: g.id, tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: g.use.id, name: g.use.name, input: g.use.input ?? {}, effectiveInput: g.effectiveInput, status: g.status,
+    idempotencyKey: g.key, attempts: g.attempts, nextAttemptAt: g.nextAttemptAt, result: g.result, review: null, decidedById: null, isError: g.isError, position: g.position, messageSeq,
   };
 }

@@ -1,17 +1,18 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { RuntimeDeps } from "./deps";
-import { extendTranscript, type RunState } from "./run-state";
+import { extendTranscript, type RunDone, type RunState } from "./run-state";
 import { callsOfMessage, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
 import { assertLease, fencedCtes, type RunCounters } from "./lease";
 import { Prisma } from "@/lib/db/prisma-types";
 import { fastSql, runtimeTransaction, sqlOf, type Db } from "@/lib/db/sql";
 import { randomUUID } from "node:crypto";
 import { failpoint } from "./failpoints";
-import { gateToolUse, recordCallsFenced, recordGatedCall, type GateContext, type GatedCall, type RunRef } from "./tool-gating";
+import { callRow, gateToolUse, recordCallsFenced, recordGatedCall, type GateContext, type GatedCall, type RunRef } from "./tool-gating";
 import type { TranscriptRow } from "./transcript";
 import { executeCall } from "./tool-execution";
 import { canonicalJson } from "./idempotency";
-import { appendMessageCtes, type ContentBlock } from "./transcript";
+import { appendMessagesCtes, type AppendMessage, type ContentBlock, type MessageToAppend } from "./transcript";
+import { getTool } from "@/lib/tools/registry";
 
 const TERMINAL = new Set(["SUCCEEDED", "FAILED", "DENIED", "EXPIRED"]);
 
@@ -75,41 +76,134 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
   if (!calls.every((c) => TERMINAL.has(c.status))) throw new Error(`tool phase of run ${run.id} left calls unsettled`);
 
   const exhausted = calls.find((c) => c.isError && (c.result as { exhausted?: boolean } | null)?.exhausted);
-  extendTranscript(state, await appendResults(deps, run, uses, calls, unwritten));
+  const appended = await appendResults(deps, run, uses, calls, unwritten);
+  extendTranscript(state, appended.row);
+  state.done = appended.done;
   failpoint("after-results-appended");
   if (exhausted) return { kind: "dead_letter", reason: `${exhausted.name} kept failing: ${(exhausted.result as { message?: string }).message ?? ""}` };
   return { kind: "results_appended" };
 }
 
 /**
- * The tool_use turn's common case: the proposed calls are gated as soon as the model proposes them and — when
- * none needs a person — recorded with the turn itself (`turnCtes`: its model call and assistant message, which
- * yields `msg`) in ONE statement fenced by the lease. Null, with nothing written, when a call must park or
- * escalate: the caller records the turn alone and the tool phase gates in a transaction.
+ * Records a tool_use turn (its model call and assistant message) together with what follows from it, in ONE
+ * statement fenced by the lease. The proposed calls are gated as soon as the model proposes them; then
+ *  - if every call is refused or allowed and read-only, the allowed ones run at once and the turn is recorded
+ *    with the calls, their outcomes and the results message (`after-results-appended`): the tool phase is done;
+ *  - otherwise, if none needs a person, the turn is recorded with the gated calls (`after-gate`), for the tool
+ *    phase to run;
+ *  - otherwise (a call parks or escalates) the turn is recorded alone, and the tool phase gates it in a
+ *    transaction (opening the handoff).
+ * Nothing runs before it is recorded except read-only calls: if the worker dies first, the turn is simply redone.
  */
-export async function recordToolUseTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], conversation: Verification | null, counters: RunCounters, turnCtes: Prisma.Sql) {
+export async function recordToolUseTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], counters: RunCounters, turn: { modelCall: Prisma.Sql; assistant: AppendMessage }): Promise<void> {
   const sql = fastSql(deps.db);
-  const { ctx, decided } = await decideCalls(sql, state, rows, Number.POSITIVE_INFINITY, uses, [], conversation, deps.gates);
-  if (decided.some((g) => g.handoff)) return null;
-  const recorded = recordCallsFenced(ctx, decided, Prisma.sql`(SELECT seq FROM msg)`);
-  const { seq } = await fencedCtes<{ seq: number }>(sql, state.ref.id, deps.workerId, deps.leaseMs, counters, Prisma.sql`${turnCtes}, ${recorded.ctes}`, Prisma.sql`(SELECT seq FROM msg) AS seq`);
-  return { seq, calls: recorded.rows(seq), verifiedCustomerId: ctx.conversation.verifiedCustomerId };
+  const { ref: run, policy } = state;
+  const assistant: MessageToAppend = { id: randomUUID(), message: turn.assistant };
+  const assistantRow = (seq: number): TranscriptRow => ({ seq, role: "assistant", content: turn.assistant.content, author: "AGENT", runId: run.id });
+  const { ctx, decided } = await decideCalls(sql, state, rows, Number.POSITIVE_INFINITY, uses, [], deps.gates);
+  const verifiedCustomerId = ctx.conversation.verifiedCustomerId;
+
+  if (decided.some((g) => g.handoff)) {
+    const { seq } = await fencedCtes<{ seq: number }>(sql, run.id, deps.workerId, deps.leaseMs, counters,
+      Prisma.sql`mc AS (${turn.modelCall}), ${appendMessagesCtes([assistant], { from: Prisma.sql`lease` })}`, Prisma.sql`msg.seq FROM msg`);
+    state.toolUseTurn = { seq, calls: [], verifiedCustomerId };
+    extendTranscript(state, assistantRow(seq));
+    return;
+  }
+
+  let calls = decided;
+  let activeMs = 0;
+  if (decided.every((g) => g.status === "DENIED" || (g.status === "APPROVED" && getTool(g.use.name)?.readOnly))) {
+    const executions = await Promise.all(decided.map((g) => (g.status === "APPROVED" ? executeCall(deps, run, callRow(ctx, g, 0), policy, { verifiedCustomerId, settleLater: true }) : null)));
+    calls = decided.map((g, i) => {
+      const e = executions[i];
+      if (!e) return g;
+      activeMs += e.unwritten?.activeMs ?? 0;
+      return { ...g, status: e.settled.status, result: e.settled.result, isError: e.settled.isError, attempts: e.settled.attempts, nextAttemptAt: e.settled.nextAttemptAt };
+    });
+    if (calls.every((g) => TERMINAL.has(g.status) && !(g.result as { exhausted?: boolean } | null)?.exhausted)) {
+      const results = resultsMessage(run, uses, calls.map((g) => ({ toolUseId: g.use.id, result: g.result, isError: g.isError })));
+      const recorded = recordCallsFenced(ctx, calls, Prisma.sql`(SELECT seq FROM msg0)`);
+      const out = await fencedCtes<{ assistantSeq: number; seq: number; content: ContentBlock[]; effects: string[]; acted: number }>(sql, run.id, deps.workerId, deps.leaseMs,
+        { ...counters, activeMs: (counters.activeMs ?? 0) + activeMs },
+        Prisma.sql`mc AS (${turn.modelCall}), ${results.queuedCte}, ${appendMessagesCtes([assistant, results.message], { from: Prisma.sql`lease` })}, ${recorded.ctes}`,
+        Prisma.sql`(SELECT seq FROM msg0) AS "assistantSeq", msg.seq, msg.content, ${doneColumns(run.id, calls.map((g) => g.id))} FROM msg`);
+      extendTranscript(state, assistantRow(out.assistantSeq));
+      extendTranscript(state, { seq: out.seq, role: "user", content: out.content, author: "HARNESS", runId: run.id });
+      state.done = { effects: out.effects, acted: out.acted + calls.filter(acted).length };
+      failpoint("after-results-appended");
+      return;
+    }
+  }
+
+  const recorded = recordCallsFenced(ctx, calls, Prisma.sql`(SELECT seq FROM msg)`);
+  const { seq } = await fencedCtes<{ seq: number }>(sql, run.id, deps.workerId, deps.leaseMs, { ...counters, activeMs: (counters.activeMs ?? 0) + activeMs },
+    Prisma.sql`mc AS (${turn.modelCall}), ${appendMessagesCtes([assistant], { from: Prisma.sql`lease` })}, ${recorded.ctes}`, Prisma.sql`msg.seq FROM msg`);
+  state.toolUseTurn = { seq, calls: recorded.rows(seq), verifiedCustomerId };
+  extendTranscript(state, assistantRow(seq));
+  failpoint("after-gate");
+}
+
+/** A call that acted: it succeeded and was not the identity check (see RunDone). */
+const acted = (c: { status: string; use?: { name: string }; name?: string }) => c.status === "SUCCEEDED" && (c.use?.name ?? c.name) !== "verify_customer";
+
+/**
+ * What the run has done, as columns of a statement that also writes `settledNow` calls' outcomes: those are not
+ * in the statement's snapshot, so `acted` leaves them out and the caller counts them.
+ */
+function doneColumns(runId: string, settledNow: string[]): Prisma.Sql {
+  return Prisma.sql`
+    (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${runId}) AS effects,
+    (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${runId} AND status = 'SUCCEEDED' AND name <> 'verify_customer' AND id <> ALL(${settledNow}::text[])) AS acted`;
+}
+
+/**
+ * The ONE user message answering an assistant message: a tool_result per tool_use, in tool_use order, then the
+ * customer text queued while the calls were pending — taken (`queuedCte`, under their row locks, in order) by the
+ * same statement that appends the message.
+ */
+function resultsMessage(run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: Array<{ toolUseId: string; result: unknown; isError: boolean }>): { queuedCte: Prisma.Sql; message: MessageToAppend } {
+  const results: ContentBlock[] = uses.map((use) => {
+    const call = calls.find((c) => c.toolUseId === use.id)!;
+    return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
+  });
+  return {
+    queuedCte: Prisma.sql`
+      queued AS (
+        UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${run.id} FROM lease
+        WHERE "Message".id IN (SELECT id FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE)
+        RETURNING seq, "displayText"
+      )`,
+    message: {
+      id: randomUUID(),
+      message: { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "user", author: "HARNESS", content: results },
+      content: Prisma.sql`${JSON.stringify(results)}::jsonb || coalesce((SELECT jsonb_agg(jsonb_build_object('type', 'text', 'text', coalesce(q."displayText", '')) ORDER BY q.seq) FROM queued q), '[]'::jsonb)`,
+    },
+  };
 }
 
 type Verification = { verifiedCustomerId: string | null; verificationExpiresAt: Date | null };
 
+async function readVerification(db: Db, conversationId: string): Promise<Verification> {
+  const [row] = await sqlOf(db).query<Verification>(Prisma.sql`
+    SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${conversationId}`);
+  if (!row) throw new Error(`conversation ${conversationId} not found`);
+  return row;
+}
+
 /** Runs the gates on the calls of a tool_use message not in `known` (reading what they need); writes nothing. */
-async function decideCalls(db: Db, state: RunState, rows: TranscriptRow[], messageSeq: number, uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], conversation: Verification | null, gates: RuntimeDeps["gates"]) {
+async function decideCalls(db: Db, state: RunState, rows: TranscriptRow[], messageSeq: number, uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], gates: RuntimeDeps["gates"]) {
   const { ref: run, policy } = state;
-  const [verification] = conversation ? [conversation] : await sqlOf(db).query<Verification>(Prisma.sql`
-    SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${run.conversationId}`);
-  const ctx: GateContext = { run, policy, conversation: verification!, previousCall: previousToolUse(rows, run, messageSeq), now: new Date() };
+  // Read alongside what each gate reads (one round trip, not two): the gates await it after their own reads.
+  const verification = readVerification(db, run.conversationId);
+  verification.catch(() => undefined); // awaited below; a gate that fails first must not leave it unhandled
+  const ctx: GateContext = { run, policy, conversation: verification, previousCall: previousToolUse(rows, run, messageSeq), now: new Date() };
   const decided: GatedCall[] = [];
   for (const [position, use] of uses.entries()) {
     if (!known.some((c) => c.toolUseId === use.id)) decided.push(await gateToolUse(db, { ...ctx }, { id: use.id, name: use.name, input: use.input }, position, gates));
     ctx.previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
   }
-  return { ctx, decided };
+  return { ctx: { ...ctx, conversation: await verification }, decided };
 }
 
 /**
@@ -122,35 +216,25 @@ async function gateMissingCalls(deps: RuntimeDeps, state: RunState, assistant: {
     await assertLease(tx, state.ref.id, deps.workerId, deps.leaseMs);
     // Its earlier gate decisions stay in the audit trail; the call row is decided afresh.
     if (regate.length) await tx.execute(Prisma.sql`DELETE FROM "ToolCall" WHERE id IN (${Prisma.join(regate.map((c) => c.id))})`);
-    const { ctx, decided } = await decideCalls(tx, state, rows, assistant.seq, uses, known, null, deps.gates);
+    const { ctx, decided } = await decideCalls(tx, state, rows, assistant.seq, uses, known, deps.gates);
     const out: ToolCallRow[] = [];
     for (const g of decided) out.push(await recordGatedCall(tx, ctx, g, assistant.seq));
     return { calls: out, verifiedCustomerId: ctx.conversation.verifiedCustomerId };
   });
 }
 
-/**
- * The ONE user message answering an assistant message: every tool_result first, then customer text queued while
- * the calls were pending (taken under their row locks, in order) — in one statement fenced by the lease.
- */
-async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: ToolCallRow[], unwritten: Unwritten[]): Promise<TranscriptRow> {
-  const results: ContentBlock[] = uses.map((use) => {
-    const call = calls.find((c) => c.toolUseId === use.id)!;
-    return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
-  });
-  const message = { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "user" as const, author: "HARNESS" as const, content: results };
-  const appended = await fencedCtes<{ seq: number; content: ContentBlock[] }>(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, Prisma.sql`
+/** Appends the results message (see resultsMessage) with the outcomes not written yet, in one statement fenced by the lease. */
+async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: ToolCallRow[], unwritten: Unwritten[]): Promise<{ row: TranscriptRow; done: RunDone }> {
+  const results = resultsMessage(run, uses, calls);
+  const settledNow = unwritten.map((u) => u.id);
+  const appended = await fencedCtes<{ seq: number; content: ContentBlock[]; effects: string[]; acted: number }>(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, Prisma.sql`
     ${unwritten.length ? Prisma.sql`${settlementCtes(unwritten)},` : Prisma.empty}
-    queued AS (
-      UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${run.id} FROM lease
-      WHERE "Message".id IN (SELECT id FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE)
-      RETURNING seq, "displayText"
-    ), ${appendMessageCtes(randomUUID(), message, {
-      from: Prisma.sql`lease`,
-      content: Prisma.sql`${JSON.stringify(results)}::jsonb || coalesce((SELECT jsonb_agg(jsonb_build_object('type', 'text', 'text', coalesce(q."displayText", '')) ORDER BY q.seq) FROM queued q), '[]'::jsonb)`,
-    })}`,
-    Prisma.sql`msg.seq, msg.content FROM msg`);
-  return { seq: appended.seq, role: "user", content: appended.content, author: "HARNESS", runId: run.id };
+    ${results.queuedCte}, ${appendMessagesCtes([results.message], { from: Prisma.sql`lease` })}`,
+    Prisma.sql`msg.seq, msg.content, ${doneColumns(run.id, settledNow)} FROM msg`);
+  return {
+    row: { seq: appended.seq, role: "user", content: appended.content, author: "HARNESS", runId: run.id },
+    done: { effects: appended.effects, acted: appended.acted + calls.filter((c) => settledNow.includes(c.id) && acted(c)).length },
+  };
 }
 
 type Unwritten = { id: string; activeMs: number; settlement: CallSettlement };

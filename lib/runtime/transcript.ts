@@ -20,28 +20,44 @@ export interface AppendMessage {
   staffId?: string | null;
 }
 
+/** A message to append as part of a larger statement; `content` replaces its JSON content with an SQL expression. */
+export interface MessageToAppend {
+  id: string;
+  message: AppendMessage;
+  content?: Prisma.Sql;
+}
+
 /**
- * The CTEs appending one message — `c` (the conversation's counter), `msg` (the row), `ev` (the live-update event
- * for what the customer sees) — for statements that append as part of a larger write. `from` makes the append
- * conditional (e.g. on the lease: `FROM lease`); `content` replaces the JSON content with an SQL expression.
+ * The CTEs appending messages in order, for statements that append as part of a larger write: `c` (the
+ * conversation's counter, advanced once for all), one row CTE per message — `msg` for the last, `msg0`, `msg1`…
+ * before it — and `ev` (the live-update events for what the customer sees). `from` makes the append conditional
+ * (e.g. on the lease: `FROM lease`).
  */
-export function appendMessageCtes(id: string, m: AppendMessage, opts: { from?: Prisma.Sql; content?: Prisma.Sql } = {}): Prisma.Sql {
-  const shown = m.shownToCustomer ?? false;
+export function appendMessagesCtes(messages: MessageToAppend[], opts: { from?: Prisma.Sql } = {}): Prisma.Sql {
+  const first = messages[0]!.message;
+  const name = (i: number) => Prisma.raw(i === messages.length - 1 ? "msg" : `msg${i}`);
+  const rows = messages.map(({ id, message: m, content }, i) => Prisma.sql`
+    ${name(i)} AS (
+      INSERT INTO "Message" (id, "tenantId", "conversationId", "runId", seq, role, author, content, "inTranscript", "shownToCustomer", "displayText", "pendingDelivery", "staffId")
+      SELECT ${id}, ${m.tenantId}, ${m.conversationId}, ${m.runId ?? null}, c."messageCount" - ${messages.length - 1 - i}::int, ${m.role}::"MessageRole", ${m.author}::"MessageAuthor",
+             ${content ?? Prisma.sql`${JSON.stringify(m.content)}::jsonb`}, ${m.inTranscript ?? true}, ${m.shownToCustomer ?? false}, ${m.displayText ?? null}, ${m.pendingDelivery ?? false}, ${m.staffId ?? null}
+      FROM c RETURNING seq, content
+    )`);
+  const shown = messages.flatMap(({ message: m }, i) => (m.shownToCustomer ? [Prisma.sql`
+      SELECT ${m.tenantId}, ${m.conversationId}, 'message.created', jsonb_build_object('seq', ${name(i)}.seq, 'author', ${m.author}::text) FROM ${name(i)}`] : []));
   return Prisma.sql`
     c AS (
-      UPDATE "Conversation" SET "messageCount" = "messageCount" + 1, "updatedAt" = now()
+      UPDATE "Conversation" SET "messageCount" = "messageCount" + ${messages.length}::int, "updatedAt" = now()
       ${opts.from ? Prisma.sql`FROM ${opts.from}` : Prisma.empty}
-      WHERE "Conversation".id = ${m.conversationId} RETURNING "messageCount"
-    ), msg AS (
-      INSERT INTO "Message" (id, "tenantId", "conversationId", "runId", seq, role, author, content, "inTranscript", "shownToCustomer", "displayText", "pendingDelivery", "staffId")
-      SELECT ${id}, ${m.tenantId}, ${m.conversationId}, ${m.runId ?? null}, c."messageCount", ${m.role}::"MessageRole", ${m.author}::"MessageAuthor",
-             ${opts.content ?? Prisma.sql`${JSON.stringify(m.content)}::jsonb`}, ${m.inTranscript ?? true}, ${shown}, ${m.displayText ?? null}, ${m.pendingDelivery ?? false}, ${m.staffId ?? null}
-      FROM c RETURNING seq, content
-    ), ev AS (
-      INSERT INTO "Event" ("tenantId", "conversationId", type, data)
-      SELECT ${m.tenantId}, ${m.conversationId}, 'message.created', jsonb_build_object('seq', msg.seq, 'author', ${m.author}::text)
-      FROM msg WHERE ${shown}
-    )`;
+      WHERE "Conversation".id = ${first.conversationId} RETURNING "messageCount"
+    ), ${Prisma.join(rows, ", ")}${shown.length ? Prisma.sql`, ev AS (
+      INSERT INTO "Event" ("tenantId", "conversationId", type, data) ${Prisma.join(shown, " UNION ALL ")}
+    )` : Prisma.empty}`;
+}
+
+/** The CTEs appending one message (see appendMessagesCtes): `c`, `msg`, and `ev` if the customer sees it. */
+export function appendMessageCtes(id: string, m: AppendMessage, opts: { from?: Prisma.Sql; content?: Prisma.Sql } = {}): Prisma.Sql {
+  return appendMessagesCtes([{ id, message: m, content: opts.content }], { from: opts.from });
 }
 
 /**
@@ -83,25 +99,49 @@ export interface TranscriptRow {
 }
 
 // Transcript rows are append-only and numbered in commit order (the counter's row lock), so a process may keep
-// what it read and fetch only rows after the last seq it has. Bounded; correctness never depends on it.
-const cache = new Map<string, TranscriptRow[]>();
+// what it read and fetch only rows after the last seq it has. `through`: every message up to that seq is known
+// (transcript rows kept, others skipped). Bounded; correctness never depends on it.
+interface CachedTranscript {
+  rows: TranscriptRow[];
+  through: number;
+}
+const cache = new Map<string, CachedTranscript>();
 const CACHE_CONVERSATIONS = 500;
+
+function remember(conversationId: string, entry: CachedTranscript) {
+  cache.delete(conversationId);
+  cache.set(conversationId, entry); // most recently used last
+  if (cache.size > CACHE_CONVERSATIONS) cache.delete(cache.keys().next().value!);
+}
 
 /**
  * Transcript rows of a conversation (what the model sees), in order; reads only what this process has not seen.
  * Takes the client, not a transaction: it caches what it reads, so it must only ever see committed rows.
  */
 export async function loadTranscriptRows(db: PrismaClient, conversationId: string): Promise<TranscriptRow[]> {
-  const known = cache.get(conversationId) ?? [];
-  const afterSeq = known.length ? known[known.length - 1]!.seq : 0;
+  const known = cache.get(conversationId) ?? { rows: [], through: 0 };
   const fresh = await fastSql(db).query<TranscriptRow>(Prisma.sql`
     SELECT seq, role::text AS role, content, author::text AS author, "runId" FROM "Message"
-    WHERE "conversationId" = ${conversationId} AND "inTranscript" AND seq > ${afterSeq} ORDER BY seq`);
-  const rows = fresh.length ? [...known, ...fresh] : known;
-  cache.delete(conversationId);
-  cache.set(conversationId, rows); // most recently used last
-  if (cache.size > CACHE_CONVERSATIONS) cache.delete(cache.keys().next().value!);
-  return rows;
+    WHERE "conversationId" = ${conversationId} AND "inTranscript" AND seq > ${known.through} ORDER BY seq`);
+  const entry = fresh.length ? { rows: [...known.rows, ...fresh], through: fresh[fresh.length - 1]!.seq } : known;
+  remember(conversationId, entry);
+  return entry.rows;
+}
+
+/**
+ * Records a message this process has just committed. When it directly follows what the cache knows (no one else
+ * wrote in between), the cache stays complete through it; otherwise the next read fetches what is missing.
+ */
+export function noteCommitted(conversationId: string, row: TranscriptRow, inTranscript = true): void {
+  const known = cache.get(conversationId);
+  if (!known || row.seq !== known.through + 1) return;
+  remember(conversationId, { rows: inTranscript ? [...known.rows, row] : known.rows, through: row.seq });
+}
+
+/** The cached transcript if this process knows every message up to `seq` (else null: read it). */
+export function transcriptKnownThrough(conversationId: string, seq: number): TranscriptRow[] | null {
+  const known = cache.get(conversationId);
+  return known && known.through === seq ? [...known.rows] : null;
 }
 
 /**

@@ -10,6 +10,7 @@ export const listOrders = defineTool({
   inputSchema: listOrdersInputSchema,
   sideEffect: false,
   accountAction: true,
+  readOnly: true,
   async facts() {
     return { summary: "List orders" };
   },

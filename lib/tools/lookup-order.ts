@@ -12,6 +12,7 @@ export const lookupOrder = defineTool({
   inputSchema: lookupOrderInputSchema,
   sideEffect: false,
   accountAction: true,
+  readOnly: true,
   facts: (input, ctx) => orderFacts(ctx.db, ctx.tenantId, input.order_number, `Look up ${input.order_number}`),
   async execute(input, ctx) {
     const order = await requireOwnedOrder(ctx.db, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);

@@ -61,6 +61,11 @@ export interface ToolDefinition<I = any> {
   sideEffect: boolean;
   /** Account actions require a verified customer who owns the order. */
   accountAction: boolean;
+  /**
+   * Only reads (changes nothing, learns nothing the run must keep): running it again is harmless, so an allowed
+   * call may run before it is recorded, and be recorded with its result in the same statement.
+   */
+  readOnly?: boolean;
   /** Reads what gates and handoff records need (order, amount) without acting. */
   facts(input: I, ctx: { db: Db; tenantId: string }): Promise<CallFacts>;
   execute(input: I, ctx: ToolContext): Promise<Record<string, unknown>>;

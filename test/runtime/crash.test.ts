@@ -77,3 +77,24 @@ describe("a worker killed between claiming a run and recording its effect", () =
     },
   );
 });
+
+describe("a worker killed after a read-only call ran, before its turn was recorded", () => {
+  // lookup_order is allowed and read-only: it runs at once and is recorded with its turn and results in one
+  // statement. Dying in between leaves nothing recorded of the turn; the next worker simply redoes it.
+  it("another worker redoes the turn: one call recorded, one reply, a valid transcript", async () => {
+    const { conversationId, runId } = await queueFreshRefund("Where is my order A-1001?");
+    const crashed = await crashingWorker(h.tdb.url, "after-effect:lookup_order");
+    expect(crashed.code, crashed.stderr).toBe(86);
+    expect(await h.db.toolCall.count({ where: { runId } })).toBe(0); // the dead worker recorded nothing of the turn
+    await finishWithAnotherWorker();
+    expect((await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase).toBe("COMPLETED");
+    const calls = await h.db.toolCall.findMany({ where: { runId } });
+    expect(calls.map((c) => [c.name, c.status, c.attempts])).toEqual([["lookup_order", "SUCCEEDED", 1]]);
+    const assistantTurns = await h.db.message.count({ where: { conversationId, role: "assistant", author: "AGENT" } });
+    expect(await h.db.modelCall.count({ where: { runId, error: null } })).toBe(assistantTurns);
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
+    const replies = await h.db.message.findMany({ where: { conversationId, author: "AGENT", shownToCustomer: true } });
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.displayText).toMatch(/A-1001/);
+  });
+});

@@ -85,6 +85,41 @@ describe("the run's end in one statement", () => {
   });
 });
 
+describe("a tool_use turn recorded with what follows it", () => {
+  const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
+
+  it("allowed read-only calls run at once: the turn, the calls with their outcomes and the results are written together", async () => {
+    h.script.push(
+      { reply: { content: [toolUse("toolu_r1", "lookup_order", { order_number: "A-1001" }), toolUse("toolu_r2", "list_orders", {})], stop_reason: "tool_use" } },
+      endTurn("A-1001 was delivered."),
+    );
+    const out = await h.say("where is A-1001?", { customer: "dana@example.com" });
+    expect(out.phase).toBe("COMPLETED");
+    const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
+    expect(calls.map((c) => [c.name, c.status, c.attempts, c.gateDecision])).toEqual([["lookup_order", "SUCCEEDED", 1, "allow"], ["list_orders", "SUCCEEDED", 1, "allow"]]);
+    expect(await h.db.gateDecision.count({ where: { runId: out.runId!, policyVersion: 1 } })).toBeGreaterThanOrEqual(2);
+    // The tool_use message and its results are consecutive, and the results follow the tool_use order.
+    const [assistant, results] = await h.db.message.findMany({ where: { runId: out.runId!, inTranscript: true }, orderBy: { seq: "asc" }, skip: 1, take: 2 });
+    expect(results!.seq).toBe(assistant!.seq + 1);
+    expect((results!.content as Array<{ tool_use_id: string }>).map((b) => b.tool_use_id)).toEqual(["toolu_r1", "toolu_r2"]);
+    expect(calls.every((c) => c.messageSeq === assistant!.seq)).toBe(true);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+
+  it("beside a side-effecting call, a read-only call waits for the turn to be recorded; both then run, the effect once", async () => {
+    h.script.push(
+      { reply: { content: [toolUse("toolu_m1", "lookup_order", { order_number: "A-1001" }), toolUse("toolu_m2", "refund_order", { order_number: "A-1001", amount_cents: 1000, reason: "zip broke" })], stop_reason: "tool_use" } },
+      endTurn("I refunded $10.00 on A-1001."),
+    );
+    const out = await h.say("refund $10 on A-1001, the zip broke", { customer: "dana@example.com" });
+    expect(out.phase).toBe("COMPLETED");
+    const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
+    expect(calls.map((c) => [c.name, c.status])).toEqual([["lookup_order", "SUCCEEDED"], ["refund_order", "SUCCEEDED"]]);
+    expect((await h.effects()).filter((e) => e.toolName === "refund_order")).toHaveLength(1);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+});
+
 describe("intake in one statement", () => {
   it("a policy published after this process cached the old one governs the next run", async () => {
     h.script.push(endTurn("Hello!"));

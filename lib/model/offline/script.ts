@@ -3,7 +3,8 @@ import type { OfflineRequest, OfflineStep } from "./types";
 
 /**
  * Scripted responses for tests: each request to the offline model takes the next pending step before
- * the deterministic support model is asked. Every request body received is recorded in `requests`.
+ * the deterministic support model is asked. The request bodies received are recorded in `requests` (the
+ * most recent `KEEP_REQUESTS`).
  */
 export class OfflineScript {
   protected steps: OfflineStep[];
@@ -27,10 +28,16 @@ export class OfflineScript {
     return this.steps.shift();
   }
 
-  /** Records a request body (called by the offline fetch for every request it receives). */
+  /**
+   * Records a request body (called by the offline fetch for every request it receives). Only the most recent
+   * ones are kept: each holds a whole conversation, and a long-running server must not keep them all.
+   */
   record(request: OfflineRequest): void {
     this.requests.push(request);
+    if (this.requests.length > OfflineScript.KEEP_REQUESTS) this.requests.shift();
   }
+
+  static readonly KEEP_REQUESTS = 100;
 
   /**
    * A script read from a JSON file (an array of steps without `fn`). Its cursor lives beside the

@@ -1,0 +1,2 @@
+-- DropIndex
+DROP INDEX "Conversation_tenantId_updatedAt_idx";
