@@ -5,14 +5,14 @@ import { SYSTEM_PROMPT } from "@/lib/agent/prompt";
 import { toolDefinitionsForModel } from "@/lib/tools/registry";
 import { classifyModelError, estimateCostMicros } from "@/lib/model/client";
 import type { RuntimeDeps } from "./deps";
-import { assertLease, fencedCtes, fencedWrite } from "./lease";
+import { assertLease, fencedWrite } from "./lease";
 import { Prisma } from "@/lib/db/prisma-types";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
 import { appendMessage, buildModelMessages, transcriptViolations, type AppendMessage, type ContentBlock, type TranscriptRow } from "./transcript";
-import { extendTranscript, forgetTranscript, type ConversationFacts, type RunState } from "./run-state";
+import { extendTranscript, forgetTranscript, runDoneColumns, type RunDone, type RunState } from "./run-state";
 import { completeRunWithReply, escalateRun, finishRun } from "./run-end";
-import { recordToolUseTurn } from "./tool-phase";
+import { recordToolUseTurn } from "./tool-use-turn";
 import { orderNumbersIn, stopCheck } from "./stop-check";
 import type { RunRef } from "./tool-gating";
 
@@ -137,16 +137,14 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
     const appendAssistant = (shown: boolean) => appendMessage(tx, assistantMessage(shown));
 
     switch (stop) {
-      case "tool_use":
-        if (!toolUses.length) return escalateHere("no_progress", "The model stopped for tool_use without a tool call.", "Malformed model response.");
-        await appendAssistant(false);
-        return { kind: "continue" };
+      case "tool_use": // with its calls, recorded above
+        return escalateHere("no_progress", "The model stopped for tool_use without a tool call.", "Malformed model response.");
 
       case "end_turn":
       case "stop_sequence": {
         if (toolUses.length) return escalateHere("no_progress", `The model ended its turn (${stop}) with an unanswered tool call.`, "Malformed model response.");
         // Locks the conversation too: ownership is checked at the moment of sending, under this lock.
-        const facts = await conversationFacts(tx, ref, true);
+        const facts = await replyFacts(tx, ref);
         const problems = checkReply(facts, ref, text, rows);
         const conversationStatus = facts.status;
         const blocking = problems.filter((p) => p.kind !== "unanswered_concern" || run.corrections < MAX_CORRECTIONS);
@@ -194,17 +192,10 @@ export async function runModelTurn(deps: RuntimeDeps, state: RunState, rows: Tra
   });
 }
 
-/**
- * What the stop check, the run's end and the gates need to know about the conversation and this run's actions,
- * in one read (locking the conversation in a transaction).
- */
-async function conversationFacts(tx: Db, ref: RunRef, lock: boolean): Promise<ConversationFacts> {
-  const [facts] = await sqlOf(tx).query<ConversationFacts>(Prisma.sql`
-    SELECT c.status::text AS status, c."messageCount", c."verifiedCustomerId", c."verificationExpiresAt",
-           EXISTS (SELECT 1 FROM "Message" WHERE "conversationId" = c.id AND "pendingDelivery") AS "queuedText",
-           (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${ref.id}) AS effects,
-           (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${ref.id} AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted
-    FROM "Conversation" c WHERE c.id = ${ref.conversationId} ${lock ? Prisma.sql`FOR UPDATE OF c` : Prisma.empty}`);
+/** The conversation's status, locked (ownership is checked at the moment of sending), and what the run has done. */
+async function replyFacts(tx: Db, ref: RunRef): Promise<RunDone & { status: string }> {
+  const [facts] = await sqlOf(tx).query<RunDone & { status: string }>(Prisma.sql`
+    SELECT c.status::text AS status, ${runDoneColumns(ref.id)} FROM "Conversation" c WHERE c.id = ${ref.conversationId} FOR UPDATE OF c`);
   if (!facts) throw new Error(`conversation ${ref.conversationId} not found`);
   return facts;
 }

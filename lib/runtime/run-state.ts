@@ -50,20 +50,19 @@ export interface RunDone {
   acted: number;
 }
 
-/** `done` for a run, as SQL over "Run".id — usable in a SELECT or an UPDATE's RETURNING. */
-export const RUN_DONE_COLUMNS = Prisma.sql`
-  (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = "Run".id) AS effects,
-  (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = "Run".id AND status = 'SUCCEEDED' AND name <> 'verify_customer') AS acted`;
-
-export interface ConversationFacts {
-  status: string;
-  messageCount: number;
-  verifiedCustomerId: string | null;
-  verificationExpiresAt: Date | null;
-  queuedText: boolean;
-  effects: string[];
-  acted: number;
+/**
+ * `done` as two columns (`effects`, `acted`) of any statement: `runId` is the run's id (a value, or SQL such as
+ * "Run".id). Calls whose outcome the same statement writes are not in its snapshot: name them in `settlingNow`,
+ * and the caller counts them.
+ */
+export function runDoneColumns(runId: string | Prisma.Sql, settlingNow: string[] = []): Prisma.Sql {
+  return Prisma.sql`
+    (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${runId}) AS effects,
+    (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${runId} AND status = 'SUCCEEDED' AND name <> 'verify_customer' AND NOT (id = ANY(${settlingNow}::text[]))) AS acted`;
 }
+
+/** Whether a call counts in `acted`: it succeeded and was not the identity check. */
+export const actedCall = (c: { status: string; name: string }) => c.status === "SUCCEEDED" && c.name !== "verify_customer";
 
 /** After a step appended `row` in one (committed) statement: this advance's copy, and the process's cache, grow. */
 export function extendTranscript(state: RunState, row: TranscriptRow): void {
@@ -80,7 +79,7 @@ export function forgetTranscript(state: RunState): void {
 export type RunStateRow = RunCountersState & RunDone & { id: string; tenantId: string; conversationId: string; policyVersion: number; model: string };
 
 export const RUN_STATE_COLUMNS = Prisma.sql`id, "tenantId", "conversationId", "policyVersion", model, "turnsUsed", "maxTurns", "inputTokens", "outputTokens",
-  "tokenBudget", "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections, ${RUN_DONE_COLUMNS}`;
+  "tokenBudget", "activeMs", "requestAttempts", "maxTokensRetries", "pauseTurns", corrections, ${runDoneColumns(Prisma.raw(`"Run".id`))}`;
 
 /** A run as the caller that created it knows it: its state, and the customer message that started it. */
 export interface CreatedRun {

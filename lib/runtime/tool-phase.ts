@@ -1,20 +1,19 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { RuntimeDeps } from "./deps";
-import { extendTranscript, type RunDone, type RunState } from "./run-state";
+import { actedCall, extendTranscript, runDoneColumns, type RunDone, type RunState } from "./run-state";
 import { callsOfMessage, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
-import { assertLease, fencedCtes, type RunCounters } from "./lease";
+import { assertLease, fencedCtes } from "./lease";
 import { Prisma } from "@/lib/db/prisma-types";
 import { fastSql, runtimeTransaction, sqlOf, type Db } from "@/lib/db/sql";
 import { randomUUID } from "node:crypto";
 import { failpoint } from "./failpoints";
-import { callRow, gateToolUse, recordCallsFenced, recordGatedCall, type GateContext, type GatedCall, type RunRef } from "./tool-gating";
+import { gateToolUse, recordGatedCall, type GateContext, type GatedCall, type RunRef, type Verification } from "./tool-gating";
 import type { TranscriptRow } from "./transcript";
 import { executeCall } from "./tool-execution";
 import { canonicalJson } from "./idempotency";
-import { appendMessagesCtes, type AppendMessage, type ContentBlock, type MessageToAppend } from "./transcript";
-import { getTool } from "@/lib/tools/registry";
+import { appendMessagesCtes, type ContentBlock, type MessageToAppend } from "./transcript";
 
-const TERMINAL = new Set(["SUCCEEDED", "FAILED", "DENIED", "EXPIRED"]);
+export const TERMINAL = new Set(["SUCCEEDED", "FAILED", "DENIED", "EXPIRED"]);
 
 export type ToolPhaseOutcome =
   | { kind: "results_appended" }
@@ -85,84 +84,11 @@ export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assis
 }
 
 /**
- * Records a tool_use turn (its model call and assistant message) together with what follows from it, in ONE
- * statement fenced by the lease. The proposed calls are gated as soon as the model proposes them; then
- *  - if every call is refused or allowed and read-only, the allowed ones run at once and the turn is recorded
- *    with the calls, their outcomes and the results message (`after-results-appended`): the tool phase is done;
- *  - otherwise, if none needs a person, the turn is recorded with the gated calls (`after-gate`), for the tool
- *    phase to run;
- *  - otherwise (a call parks or escalates) the turn is recorded alone, and the tool phase gates it in a
- *    transaction (opening the handoff).
- * Nothing runs before it is recorded except read-only calls: if the worker dies first, the turn is simply redone.
- */
-export async function recordToolUseTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], counters: RunCounters, turn: { modelCall: Prisma.Sql; assistant: AppendMessage }): Promise<void> {
-  const sql = fastSql(deps.db);
-  const { ref: run, policy } = state;
-  const assistant: MessageToAppend = { id: randomUUID(), message: turn.assistant };
-  const assistantRow = (seq: number): TranscriptRow => ({ seq, role: "assistant", content: turn.assistant.content, author: "AGENT", runId: run.id });
-  const { ctx, decided } = await decideCalls(sql, state, rows, Number.POSITIVE_INFINITY, uses, [], deps.gates);
-  const verifiedCustomerId = ctx.conversation.verifiedCustomerId;
-
-  if (decided.some((g) => g.handoff)) {
-    const { seq } = await fencedCtes<{ seq: number }>(sql, run.id, deps.workerId, deps.leaseMs, counters,
-      Prisma.sql`mc AS (${turn.modelCall}), ${appendMessagesCtes([assistant], { from: Prisma.sql`lease` })}`, Prisma.sql`msg.seq FROM msg`);
-    state.toolUseTurn = { seq, calls: [], verifiedCustomerId };
-    extendTranscript(state, assistantRow(seq));
-    return;
-  }
-
-  let calls = decided;
-  let activeMs = 0;
-  if (decided.every((g) => g.status === "DENIED" || (g.status === "APPROVED" && getTool(g.use.name)?.readOnly))) {
-    const executions = await Promise.all(decided.map((g) => (g.status === "APPROVED" ? executeCall(deps, run, callRow(ctx, g, 0), policy, { verifiedCustomerId, settleLater: true }) : null)));
-    calls = decided.map((g, i) => {
-      const e = executions[i];
-      if (!e) return g;
-      activeMs += e.unwritten?.activeMs ?? 0;
-      return { ...g, status: e.settled.status, result: e.settled.result, isError: e.settled.isError, attempts: e.settled.attempts, nextAttemptAt: e.settled.nextAttemptAt };
-    });
-    if (calls.every((g) => TERMINAL.has(g.status) && !(g.result as { exhausted?: boolean } | null)?.exhausted)) {
-      const results = resultsMessage(run, uses, calls.map((g) => ({ toolUseId: g.use.id, result: g.result, isError: g.isError })));
-      const recorded = recordCallsFenced(ctx, calls, Prisma.sql`(SELECT seq FROM msg0)`);
-      const out = await fencedCtes<{ assistantSeq: number; seq: number; content: ContentBlock[]; effects: string[]; acted: number }>(sql, run.id, deps.workerId, deps.leaseMs,
-        { ...counters, activeMs: (counters.activeMs ?? 0) + activeMs },
-        Prisma.sql`mc AS (${turn.modelCall}), ${results.queuedCte}, ${appendMessagesCtes([assistant, results.message], { from: Prisma.sql`lease` })}, ${recorded.ctes}`,
-        Prisma.sql`(SELECT seq FROM msg0) AS "assistantSeq", msg.seq, msg.content, ${doneColumns(run.id, calls.map((g) => g.id))} FROM msg`);
-      extendTranscript(state, assistantRow(out.assistantSeq));
-      extendTranscript(state, { seq: out.seq, role: "user", content: out.content, author: "HARNESS", runId: run.id });
-      state.done = { effects: out.effects, acted: out.acted + calls.filter(acted).length };
-      failpoint("after-results-appended");
-      return;
-    }
-  }
-
-  const recorded = recordCallsFenced(ctx, calls, Prisma.sql`(SELECT seq FROM msg)`);
-  const { seq } = await fencedCtes<{ seq: number }>(sql, run.id, deps.workerId, deps.leaseMs, { ...counters, activeMs: (counters.activeMs ?? 0) + activeMs },
-    Prisma.sql`mc AS (${turn.modelCall}), ${appendMessagesCtes([assistant], { from: Prisma.sql`lease` })}, ${recorded.ctes}`, Prisma.sql`msg.seq FROM msg`);
-  state.toolUseTurn = { seq, calls: recorded.rows(seq), verifiedCustomerId };
-  extendTranscript(state, assistantRow(seq));
-  failpoint("after-gate");
-}
-
-/** A call that acted: it succeeded and was not the identity check (see RunDone). */
-const acted = (c: { status: string; use?: { name: string }; name?: string }) => c.status === "SUCCEEDED" && (c.use?.name ?? c.name) !== "verify_customer";
-
-/**
- * What the run has done, as columns of a statement that also writes `settledNow` calls' outcomes: those are not
- * in the statement's snapshot, so `acted` leaves them out and the caller counts them.
- */
-function doneColumns(runId: string, settledNow: string[]): Prisma.Sql {
-  return Prisma.sql`
-    (SELECT coalesce(array_agg(DISTINCT "toolName"), '{}') FROM "EffectLedger" WHERE "runId" = ${runId}) AS effects,
-    (SELECT count(*)::int FROM "ToolCall" WHERE "runId" = ${runId} AND status = 'SUCCEEDED' AND name <> 'verify_customer' AND id <> ALL(${settledNow}::text[])) AS acted`;
-}
-
-/**
  * The ONE user message answering an assistant message: a tool_result per tool_use, in tool_use order, then the
  * customer text queued while the calls were pending — taken (`queuedCte`, under their row locks, in order) by the
  * same statement that appends the message.
  */
-function resultsMessage(run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: Array<{ toolUseId: string; result: unknown; isError: boolean }>): { queuedCte: Prisma.Sql; message: MessageToAppend } {
+export function resultsMessage(run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: Array<{ toolUseId: string; result: unknown; isError: boolean }>): { queuedCte: Prisma.Sql; message: MessageToAppend } {
   const results: ContentBlock[] = uses.map((use) => {
     const call = calls.find((c) => c.toolUseId === use.id)!;
     return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
@@ -182,8 +108,6 @@ function resultsMessage(run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls:
   };
 }
 
-type Verification = { verifiedCustomerId: string | null; verificationExpiresAt: Date | null };
-
 async function readVerification(db: Db, conversationId: string): Promise<Verification> {
   const [row] = await sqlOf(db).query<Verification>(Prisma.sql`
     SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${conversationId}`);
@@ -191,8 +115,12 @@ async function readVerification(db: Db, conversationId: string): Promise<Verific
   return row;
 }
 
-/** Runs the gates on the calls of a tool_use message not in `known` (reading what they need); writes nothing. */
-async function decideCalls(db: Db, state: RunState, rows: TranscriptRow[], messageSeq: number, uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], gates: RuntimeDeps["gates"]) {
+/**
+ * Runs the gates on the calls of a tool_use message not in `known` (reading what they need); writes nothing.
+ * `messageSeq`: the message's seq, for the call before it (identical-call detection) — Infinity when it is not
+ * in `rows` yet.
+ */
+export async function decideCalls(db: Db, state: RunState, rows: TranscriptRow[], messageSeq: number, uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], gates: RuntimeDeps["gates"]) {
   const { ref: run, policy } = state;
   // Read alongside what each gate reads (one round trip, not two): the gates await it after their own reads.
   const verification = readVerification(db, run.conversationId);
@@ -230,10 +158,10 @@ async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.Too
   const appended = await fencedCtes<{ seq: number; content: ContentBlock[]; effects: string[]; acted: number }>(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, Prisma.sql`
     ${unwritten.length ? Prisma.sql`${settlementCtes(unwritten)},` : Prisma.empty}
     ${results.queuedCte}, ${appendMessagesCtes([results.message], { from: Prisma.sql`lease` })}`,
-    Prisma.sql`msg.seq, msg.content, ${doneColumns(run.id, settledNow)} FROM msg`);
+    Prisma.sql`msg.seq, msg.content, ${runDoneColumns(run.id, settledNow)} FROM msg`);
   return {
     row: { seq: appended.seq, role: "user", content: appended.content, author: "HARNESS", runId: run.id },
-    done: { effects: appended.effects, acted: appended.acted + calls.filter((c) => settledNow.includes(c.id) && acted(c)).length },
+    done: { effects: appended.effects, acted: appended.acted + calls.filter((c) => settledNow.includes(c.id) && actedCall(c)).length },
   };
 }
 
