@@ -78,10 +78,7 @@ export async function assertLease(tx: Db, runId: string, owner: string, leaseMs:
  * FROM the renewal's CTE `lease`), so no transaction is needed. Throws LeaseLostError when nothing was written.
  */
 export async function fencedWrite(db: Db, runId: string, owner: string, leaseMs: number, c: RunCounters, write: Prisma.Sql): Promise<void> {
-  const rows = await sqlOf(db).query<{ ok: number }>(Prisma.sql`
-    WITH lease AS (${renewLeaseSql(runId, owner, leaseMs, c)} RETURNING id), w AS (${write})
-    SELECT count(*)::int AS ok FROM lease`);
-  if (rows[0]?.ok !== 1) throw new LeaseLostError(runId);
+  await fencedCtes(db, runId, owner, leaseMs, c, Prisma.sql`w AS (${write})`);
 }
 
 /**

@@ -8,6 +8,7 @@ import { assertLease, fencedWrite } from "./lease";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
 import { needsPersisting, persistLearned, redact } from "./tool-hooks";
+import { readVerification } from "./tool-gating";
 import { Prisma } from "@/lib/db/prisma-types";
 import { fastSql, sqlTransaction } from "@/lib/db/sql";
 import { settleCall, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
@@ -71,7 +72,7 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
   let body: Record<string, unknown>;
   let isError = false;
   let retryAt: Date | null = null;
-  const verifiedCustomerId = opts.verifiedCustomerId !== undefined ? opts.verifiedCustomerId : await readVerifiedCustomer(deps, run.conversationId);
+  const verifiedCustomerId = opts.verifiedCustomerId !== undefined ? opts.verifiedCustomerId : (await readVerification(fastSql(deps.db), run.conversationId)).verifiedCustomerId;
   const revoked = await approverStillAuthorised(deps, call);
   try {
     if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
@@ -132,10 +133,4 @@ export async function executeCall(deps: RuntimeDeps, run: ExecutionRun, call: Ca
     await fencedWrite(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, counters, settleCallSql(call.id, settled, Prisma.sql`FROM lease`));
   }
   return { settled, unwritten: null };
-}
-
-async function readVerifiedCustomer(deps: RuntimeDeps, conversationId: string): Promise<string | null> {
-  const [conversation] = await fastSql(deps.db).query<{ verifiedCustomerId: string | null }>(Prisma.sql`
-    SELECT "verifiedCustomerId" FROM "Conversation" WHERE id = ${conversationId}`);
-  return conversation?.verifiedCustomerId ?? null;
 }

@@ -30,6 +30,14 @@ export interface Verification {
   verificationExpiresAt: Date | null;
 }
 
+/** The conversation's verification as it is now (gates check it; execution binds it). */
+export async function readVerification(db: Db, conversationId: string): Promise<Verification> {
+  const [row] = await sqlOf(db).query<Verification>(Prisma.sql`
+    SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${conversationId}`);
+  if (!row) throw new Error(`conversation ${conversationId} not found`);
+  return row;
+}
+
 export interface GateContext {
   run: RunRef;
   policy: Policy;

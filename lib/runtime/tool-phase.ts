@@ -4,10 +4,10 @@ import { actedCall, extendTranscript, runDoneColumns, type RunDone, type RunStat
 import { callsOfMessage, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
 import { assertLease, fencedCtes } from "./lease";
 import { Prisma } from "@/lib/db/prisma-types";
-import { fastSql, runtimeTransaction, sqlOf, type Db } from "@/lib/db/sql";
+import { fastSql, runtimeTransaction, type Db } from "@/lib/db/sql";
 import { randomUUID } from "node:crypto";
 import { failpoint } from "./failpoints";
-import { gateToolUse, recordGatedCall, type GateContext, type GatedCall, type RunRef, type Verification } from "./tool-gating";
+import { gateToolUse, readVerification, recordGatedCall, type GateContext, type GatedCall, type RunRef } from "./tool-gating";
 import type { TranscriptRow } from "./transcript";
 import { executeCall } from "./tool-execution";
 import { canonicalJson } from "./idempotency";
@@ -106,13 +106,6 @@ export function resultsMessage(run: RunRef, uses: Anthropic.ToolUseBlockParam[],
       content: Prisma.sql`${JSON.stringify(results)}::jsonb || coalesce((SELECT jsonb_agg(jsonb_build_object('type', 'text', 'text', coalesce(q."displayText", '')) ORDER BY q.seq) FROM queued q), '[]'::jsonb)`,
     },
   };
-}
-
-async function readVerification(db: Db, conversationId: string): Promise<Verification> {
-  const [row] = await sqlOf(db).query<Verification>(Prisma.sql`
-    SELECT "verifiedCustomerId", "verificationExpiresAt" FROM "Conversation" WHERE id = ${conversationId}`);
-  if (!row) throw new Error(`conversation ${conversationId} not found`);
-  return row;
 }
 
 /**

@@ -123,9 +123,14 @@ export async function loadTranscriptRows(db: PrismaClient, conversationId: strin
   const fresh = await fastSql(db).query<TranscriptRow>(Prisma.sql`
     SELECT seq, role::text AS role, content, author::text AS author, "runId" FROM "Message"
     WHERE "conversationId" = ${conversationId} AND "inTranscript" AND seq > ${known.through} ORDER BY seq`);
-  const entry = fresh.length ? { rows: [...known.rows, ...fresh], through: fresh[fresh.length - 1]!.seq } : known;
-  remember(conversationId, entry);
-  return entry.rows;
+  // A concurrent caller may have extended the entry meanwhile: keep only what is still new.
+  const news = fresh.filter((r) => r.seq > known.through);
+  if (news.length) {
+    known.rows.push(...news);
+    known.through = news[news.length - 1]!.seq;
+  }
+  remember(conversationId, known);
+  return [...known.rows]; // the cache's entry grows in place: callers get their own copy
 }
 
 /**
@@ -135,7 +140,9 @@ export async function loadTranscriptRows(db: PrismaClient, conversationId: strin
 export function noteCommitted(conversationId: string, row: TranscriptRow, inTranscript = true): void {
   const known = cache.get(conversationId);
   if (!known || row.seq !== known.through + 1) return;
-  remember(conversationId, { rows: inTranscript ? [...known.rows, row] : known.rows, through: row.seq });
+  if (inTranscript) known.rows.push(row);
+  known.through = row.seq;
+  remember(conversationId, known);
 }
 
 /** The cached transcript if this process knows every message up to `seq` (else null: read it). */

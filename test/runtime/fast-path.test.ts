@@ -85,6 +85,15 @@ describe("the run's end in one statement", () => {
   });
 });
 
+/** How many transactions wrote these messages, and the run's calls (as last written); `same`: all one. */
+async function writers(runId: string, messageIds: string[]) {
+  const rows = await h.db.$queryRaw<Array<{ kind: string; xid: string }>>`
+    SELECT 'message' AS kind, xmin::text AS xid FROM "Message" WHERE id = ANY(${messageIds}::text[])
+    UNION ALL SELECT 'call', xmin::text FROM "ToolCall" WHERE "runId" = ${runId}`;
+  const of = (kind: string) => new Set(rows.filter((r) => r.kind === kind).map((r) => r.xid));
+  return { messages: of("message").size, calls: of("call").size, same: new Set(rows.map((r) => r.xid)).size === 1 };
+}
+
 describe("a tool_use turn recorded with what follows it", () => {
   const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
 
@@ -103,6 +112,8 @@ describe("a tool_use turn recorded with what follows it", () => {
     expect(results!.seq).toBe(assistant!.seq + 1);
     expect((results!.content as Array<{ tool_use_id: string }>).map((b) => b.tool_use_id)).toEqual(["toolu_r1", "toolu_r2"]);
     expect(calls.every((c) => c.messageSeq === assistant!.seq)).toBe(true);
+    // One statement wrote them all: the turn, the calls and the results share the writing transaction.
+    expect(await writers(out.runId!, [assistant!.id, results!.id])).toEqual({ messages: 1, calls: 1, same: true });
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });
 
@@ -116,6 +127,9 @@ describe("a tool_use turn recorded with what follows it", () => {
     const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
     expect(calls.map((c) => [c.name, c.status])).toEqual([["lookup_order", "SUCCEEDED"], ["refund_order", "SUCCEEDED"]]);
     expect((await h.effects()).filter((e) => e.toolName === "refund_order")).toHaveLength(1);
+    // The turn was recorded before anything ran: its message and the results were written by different commits.
+    const [assistant, results] = await h.db.message.findMany({ where: { runId: out.runId!, inTranscript: true }, orderBy: { seq: "asc" }, skip: 1, take: 2 });
+    expect((await writers(out.runId!, [assistant!.id, results!.id])).messages).toBe(2);
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });
 });
