@@ -19,5 +19,14 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Each file has its own database (test/db.ts) and the suites mostly wait on PostgreSQL, timers and child
+    // processes: three files at a time on a 2-core machine (Vitest's default would be one: cores − 1).
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 3),
+    // The JSON logs of code under test: warnings and errors only, unless LOG_LEVEL asks for more.
+    env: {
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+      // The offline model streams without pauses under test (its "typing" pace is for people watching).
+      SUPPORT_OFFLINE_STREAM_PACE_MS: process.env.SUPPORT_OFFLINE_STREAM_PACE_MS ?? "0",
+    },
   },
 });

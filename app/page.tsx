@@ -25,12 +25,16 @@ export default async function Home() {
       <h2 className="mt-8 text-lg font-semibold">Try it</h2>
       <ul className="mt-3 list-disc space-y-1 pl-6 text-sm">
         <li>
-          <Link className="text-blue-700 underline" href="/shop/acme">The Acme Outfitters demo shop</Link> with the chat widget embedded
-          (browse anonymously or as Dana or Sam).
+          <Link className="text-blue-700 underline" href="/shop/acme">
+            The Acme Outfitters demo shop
+          </Link>{" "}
+          with the chat widget embedded (browse anonymously or as Dana or Sam).
         </li>
         <li>
-          <Link className="text-blue-700 underline" href="/console">The reviewer console</Link> — sign in as raj@acme.test /
-          demo-password (see the README for every login).
+          <Link className="text-blue-700 underline" href="/console">
+            The reviewer console
+          </Link>{" "}
+          — sign in as raj@acme.test / demo-password (see the README for every login).
         </li>
       </ul>
       <h2 className="mt-8 text-lg font-semibold">Coming next</h2>

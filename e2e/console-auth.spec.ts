@@ -1,4 +1,12 @@
-import { anonymousRequest, expect, performEveryConsoleAction, replayAction, seedEscalation, seedRefundApproval, test } from "./fixtures/console";
+import {
+  anonymousRequest,
+  expect,
+  performEveryConsoleAction,
+  replayAction,
+  seedEscalation,
+  seedRefundApproval,
+  test,
+} from "./fixtures/console";
 
 // Staff sign-in, sign-out, tenancy and refusals: who may see and do what in the console.
 
@@ -87,7 +95,13 @@ test("supervisors see runs; reviewers are refused", async ({ page, as }) => {
 test("anonymous requests to every console route and server action are refused", async ({ page, as, baseURL }) => {
   const anon = await anonymousRequest(baseURL!);
   // Route handlers, without cookies.
-  for (const url of ["/api/console/events?cursor=0", "/api/console/queue", "/api/console/handoffs/x", "/api/console/conversations/x", "/api/console/runs/x"]) {
+  for (const url of [
+    "/api/console/events?cursor=0",
+    "/api/console/queue",
+    "/api/console/handoffs/x",
+    "/api/console/conversations/x",
+    "/api/console/runs/x",
+  ]) {
     const res = await anon.get(url);
     expect(res.status(), url).toBe(401);
     expect(await res.json(), url).toEqual({ ok: false, error: { code: "UNAUTHENTICATED", message: "Sign in to continue." } });

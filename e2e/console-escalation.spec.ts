@@ -44,7 +44,14 @@ test("escalation → take over → reply → hand back", async ({ page, as, queu
 
   // The customer (through the product's own view, via the CLI) sees the reply under Raj's name, and the
   // customer's next message reaches a person, not the agent.
-  const said = agentCli<{ replies: Array<{ author: string; text: string }>; conversationStatus: string }>("say", "--tenant", "acme", "--conversation", conversationId, "Thanks Raj, it's order A-2003");
+  const said = agentCli<{ replies: Array<{ author: string; text: string }>; conversationStatus: string }>(
+    "say",
+    "--tenant",
+    "acme",
+    "--conversation",
+    conversationId,
+    "Thanks Raj, it's order A-2003",
+  );
   expect(said.conversationStatus).toBe("human");
   expect(said.replies.filter((r) => r.author === "AGENT")).toHaveLength(0);
   await expect(conversation.log.locator('[data-from="customer"]').last()).toContainText("Thanks Raj, it's order A-2003"); // live
@@ -64,7 +71,10 @@ test("escalation → take over → reply → hand back", async ({ page, as, queu
   await expect(ritaView.reply).toHaveCount(0);
   await expect(ritaView.takeOver).toHaveCount(0);
   const replyAction = raj.find((a) => a.body.includes("Hi Sam"))!;
-  const refused = await replayAction(rita.page.request, { ...replyAction, body: replyAction.body.replace("Hi Sam, this is Raj.", "Rita sneaking in.") });
+  const refused = await replayAction(rita.page.request, {
+    ...replyAction,
+    body: replyAction.body.replace("Hi Sam, this is Raj.", "Rita sneaking in."),
+  });
   expect(refused.text).toContain('"code":"FORBIDDEN"');
   expect(refused.text).toContain("Take the conversation over before replying.");
   await expect(conversation.log).not.toContainText("Rita sneaking in.");

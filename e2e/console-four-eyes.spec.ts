@@ -1,4 +1,13 @@
-import { agentCliError, effectsOfRun, expect, HandoffPage, seedRefundApproval, signedInAs, test } from "./fixtures/console";
+import {
+  agentCliError,
+  effectsOfRun,
+  expect,
+  forgeNextDecision,
+  HandoffPage,
+  seedRefundApproval,
+  signedInAs,
+  test,
+} from "./fixtures/console";
 
 // A $460 refund (the A-1004 case) needs two different approvers, each within their authority.
 
@@ -8,7 +17,12 @@ test("over authority: Rita ($300) is refused on a $460 item", async ({ as, hando
   await handoff.goto(seeded.handoffId);
   await expect(handoff.page.getByTestId("authority-hint")).toContainText("$460.00 is above your approval authority of $300.00");
   await handoff.claimAndWait();
-  await handoff.approve.click();
+  await expect(handoff.approve).toBeDisabled();
+  // An approval that slips past the page (here: an allowed $250 edit rewritten into "approve") is refused by the server.
+  await forgeNextDecision(handoff.page, (body) => body.replace('"decision":"edit"', '"decision":"approve"'));
+  await handoff.edit.click();
+  await handoff.editAmount.fill("250");
+  await handoff.approveWithEdits.click();
   await expect(handoff.error).toHaveAttribute("data-code", "OVER_AUTHORITY");
   await expect(handoff.error).toHaveText("$460.00 is above your approval authority of $300.00.");
   await expect(handoff.status).toHaveText("pending");
@@ -16,7 +30,12 @@ test("over authority: Rita ($300) is refused on a $460 item", async ({ as, hando
   expect(effectsOfRun(seeded.runId)).toHaveLength(0);
 });
 
-test("four eyes: Raj's approval leaves it pending, Raj cannot approve twice, Ada's completes it", async ({ browser, baseURL, as, handoff }) => {
+test("four eyes: Raj's approval leaves it pending, Raj cannot approve twice, Ada's completes it", async ({
+  browser,
+  baseURL,
+  as,
+  handoff,
+}) => {
   const seeded = await seedRefundApproval(460);
   await as("raj");
   await handoff.goto(seeded.handoffId);
@@ -55,7 +74,7 @@ test("four eyes: Raj's approval leaves it pending, Raj cannot approve twice, Ada
   await adaPage.claimAndWait();
   await adaPage.approve.click();
   await expect(adaPage.result).toContainText("Approved.");
-  await expect(adaPage.result).toContainText("refunded $460.00");
+  await expect(adaPage.result).toContainText("The customer was refunded $460.00.");
   await expect(adaPage.status).toHaveText("approved");
   await expect(adaPage.approvals).toContainText("2 of 2 approvals");
   await expect(adaPage.runPhase).toContainText("COMPLETED");

@@ -1,4 +1,14 @@
-import { captureActions, effectsOfRun, expect, HandoffPage, replayAction, seedRefundApproval, signedInAs, test } from "./fixtures/console";
+import {
+  captureActions,
+  effectsOfRun,
+  expect,
+  forgeNextDecision,
+  HandoffPage,
+  replayAction,
+  seedRefundApproval,
+  signedInAs,
+  test,
+} from "./fixtures/console";
 
 // Two reviewers on one item at the same moment, and a double-clicked approve: one claim wins, one request
 // is sent, one effect happens, and the loser is told plainly who has it and what happened.
@@ -14,9 +24,13 @@ test("Rita and Raj race for one item; a double-clicked approve sends one request
   await Promise.all([pages.Rita.claim.click(), pages.Raj.claim.click()]);
   const holds = async (p: HandoffPage) => (await p.claimBar.textContent())?.includes("You are working on this item.");
   await expect
-    .poll(async () => [await holds(pages.Rita), await holds(pages.Raj)].filter(Boolean).length, { message: "exactly one reviewer holds the claim" })
+    .poll(async () => [await holds(pages.Rita), await holds(pages.Raj)].filter(Boolean).length, {
+      message: "exactly one reviewer holds the claim",
+    })
     .toBe(1);
-  await expect.poll(async () => (await pages.Rita.claimBar.textContent()) + " | " + (await pages.Raj.claimBar.textContent())).toMatch(/Claimed by (Rita|Raj)/);
+  await expect
+    .poll(async () => (await pages.Rita.claimBar.textContent()) + " | " + (await pages.Raj.claimBar.textContent()))
+    .toMatch(/Claimed by (Rita|Raj)/);
   const winnerName = (await holds(pages.Rita)) ? "Rita" : "Raj";
   const loserName = winnerName === "Rita" ? "Raj" : "Rita";
   const winner = pages[winnerName];
@@ -57,13 +71,19 @@ test("a decision quoting an old version is refused: 'This changed since you open
   const raj = await signedInAs(browser, "raj", baseURL!);
   const ada = await signedInAs(browser, "ada", baseURL!);
 
-  // Rita (version 1) tries and is refused for authority; her request is kept, as a stale page would send it.
+  // Rita (version 1) sends an approval the page does not offer her (an allowed edit, rewritten) and is refused for
+  // authority; her request is kept, as a stale page would send it.
   const ritaPage = new HandoffPage(rita.page);
   await ritaPage.goto(seeded.handoffId);
   await ritaPage.claimAndWait();
+  await expect(ritaPage.approve).toBeDisabled();
   const ritaSent = captureActions(rita.page);
-  await ritaPage.approve.click();
+  await forgeNextDecision(rita.page, (body) => body.replace('"decision":"edit"', '"decision":"approve"'));
+  await ritaPage.edit.click();
+  await ritaPage.editAmount.fill("250");
+  await ritaPage.approveWithEdits.click();
   await expect(ritaPage.error).toHaveAttribute("data-code", "OVER_AUTHORITY");
+  await rita.page.getByRole("button", { name: "Cancel edit" }).click();
   await rita.page.getByRole("button", { name: "Release" }).click();
   await expect(ritaPage.claim).toBeVisible();
 
@@ -76,7 +96,7 @@ test("a decision quoting an old version is refused: 'This changed since you open
 
   // Rita's page noticed; the version-1 decision itself is refused as stale by the server.
   await expect(rita.page.getByTestId("changed-notice")).toContainText("This changed since you opened it");
-  const stale = await replayAction(rita.page.request, ritaSent.find((a) => a.body.includes('"decision":"approve"'))!);
+  const stale = await replayAction(rita.page.request, ritaSent.find((a) => a.body.includes('"decision"'))!);
   expect(stale.text).toContain('"code":"STALE_VERSION"');
 
   // Ada's page sends a decision quoting version 1 (as a page that missed the update would): the page says
@@ -101,7 +121,7 @@ test("a decision quoting an old version is refused: 'This changed since you open
   await ada.page.unroute("**/console/handoffs/**");
   await adaPage.error.getByRole("button", { name: "Reload" }).click();
   await adaPage.approve.click();
-  await expect(adaPage.result).toContainText("refunded $460.00");
+  await expect(adaPage.result).toContainText("The customer was refunded $460.00.");
   expect(effectsOfRun(seeded.runId)).toHaveLength(1);
   await Promise.all([rita.close(), raj.close(), ada.close()]);
 });

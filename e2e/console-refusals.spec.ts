@@ -1,4 +1,14 @@
-import { effectsOfRun, expect, performEveryConsoleAction, replayAction, seedEscalation, seedRefundApproval, signedInAs, test } from "./fixtures/console";
+import {
+  effectsOfRun,
+  expect,
+  forgeNextDecision,
+  performEveryConsoleAction,
+  replayAction,
+  seedEscalation,
+  seedRefundApproval,
+  signedInAs,
+  test,
+} from "./fixtures/console";
 
 // Every console mutation, sent by another shop's reviewer, is refused as "not found" and changes nothing;
 // a reviewer over their authority is refused for every money-moving decision (approve, edit).
@@ -27,12 +37,18 @@ test("a reviewer over their authority is refused for approve and for edit", asyn
   await as("rita");
   await handoff.goto(seeded.handoffId);
   await handoff.claimAndWait();
-  await handoff.approve.click();
-  await expect(handoff.error).toHaveAttribute("data-code", "OVER_AUTHORITY");
+  // The page does not offer either (Approve is off, an edit above $300 cannot be sent); requests that slip past
+  // it — an allowed $250 edit rewritten into an approval, then into a $400 edit — are refused by the server.
+  await expect(handoff.approve).toBeDisabled();
   await handoff.edit.click();
-  await handoff.editAmount.fill("400");
+  await handoff.editAmount.fill("250");
+  await forgeNextDecision(handoff.page, (body) => body.replace('"decision":"edit"', '"decision":"approve"'));
   await handoff.approveWithEdits.click();
   await expect(handoff.error).toHaveAttribute("data-code", "OVER_AUTHORITY");
+  await forgeNextDecision(handoff.page, (body) => body.replace('"amount_cents":25000', '"amount_cents":40000'));
+  await handoff.approveWithEdits.click();
+  await expect(handoff.error).toHaveAttribute("data-code", "OVER_AUTHORITY");
+  await expect(handoff.error).toContainText("$400.00 is above Rita's approval authority of $300.00.");
   await expect(handoff.status).toHaveText("pending");
   await expect(handoff.approvals).toContainText("0 of 2 approvals");
   expect(effectsOfRun(seeded.runId)).toHaveLength(0);

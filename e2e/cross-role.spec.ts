@@ -1,19 +1,26 @@
 import { expect, test } from "@playwright/test";
 import type { WidgetSession } from "../lib/widget/api-types";
-import { HandoffPage, QueuePage, signedInAs } from "./fixtures/console";
-import { pendingHandoffs, restoreRefundableOrder, SHOP, Storefront } from "./fixtures/widget";
+import { freshOrderFor, HandoffPage, QueuePage, signedInAs } from "./fixtures/console";
+import { pendingHandoffs, SHOP, Storefront } from "./fixtures/widget";
 
-// Both users at once, as a new user would play them in two windows: Dana asks for the A-1002 refund through
-// the widget embedded in the shop; Raj decides it in the console; Dana sees the outcome without asking.
+// Both users at once, as a new user would play them in two windows: Dana asks for the refund of a damaged $250
+// backpack (the A-1002 case) through the widget embedded in the shop; Raj decides it in the console; Dana sees the
+// outcome without asking. Each test gives Dana her own copy of that order: the demo's A-1002 is refunded by
+// widget-approval, which may run at the same time, and a refund waiting on an order counts against what is still
+// refundable on it.
+
+let order: string;
 
 async function danaAsksForTheRefund(page: import("@playwright/test").Page) {
   const shop = new Storefront(page);
-  const started = page.waitForResponse((r) => r.url().includes(`/api/widget/${SHOP}/conversation`) && r.request().method() === "POST" && r.ok());
+  const started = page.waitForResponse(
+    (r) => r.url().includes(`/api/widget/${SHOP}/conversation`) && r.request().method() === "POST" && r.ok(),
+  );
   await shop.goto("dana");
   await shop.open();
   const session = (await (await started).json()) as WidgetSession;
-  await shop.send("Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.");
-  await expect(shop.status).toContainText("Your $250.00 refund for A-1002 is with our team", { timeout: 30_000 });
+  await shop.send(`Hi, I'm dana@example.com. My order ${order} arrived damaged, please refund it.`);
+  await expect(shop.status).toContainText(`Your $250.00 refund for ${order} is with our team`, { timeout: 30_000 });
   await expect(shop.log).not.toContainText(/I've refunded|has been refunded/i);
   const [approval] = pendingHandoffs(session.view.conversationId).filter((h) => h.kind === "APPROVAL");
   expect(approval, "the widget's request is parked as an approval").toBeTruthy();
@@ -26,13 +33,13 @@ async function raj(browser: import("@playwright/test").Browser, baseURL: string,
   await queue.goto();
   await queue.item(handoffId).click(); // found in the queue, as a reviewer would
   const handoff = new HandoffPage(reviewer.page);
-  await expect(handoff.title).toContainText("Refund $250.00 on A-1002");
+  await expect(handoff.title).toContainText(`Refund $250.00 on ${order}`);
   await handoff.claimAndWait();
   return { ...reviewer, handoff };
 }
 
 test.beforeEach(async () => {
-  await restoreRefundableOrder("A-1002");
+  order = await freshOrderFor("dana@example.com", 25_000);
 });
 
 test("approve: the customer's widget shows the refund once the reviewer approves it", async ({ page, browser, baseURL }) => {
@@ -43,7 +50,10 @@ test("approve: the customer's widget shows the refund once the reviewer approves
   await expect(reviewer.handoff.result).toContainText("refunded $250.00");
   await reviewer.close();
 
-  const outcome = shop.messagesFrom("agent").filter({ hasText: /approved/i }).last();
+  const outcome = shop
+    .messagesFrom("agent")
+    .filter({ hasText: /approved/i })
+    .last();
   await expect(outcome).toContainText("$250.00", { timeout: 30_000 });
   await expect(shop.status).not.toContainText("with our team");
 });

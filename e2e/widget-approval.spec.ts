@@ -14,7 +14,9 @@ test.beforeAll(async () => {
 test("a signed-in customer sees the honest pending status, then the outcome without asking", async ({ page }) => {
   test.setTimeout(120_000);
   const shop = new Storefront(page);
-  const started = page.waitForResponse((r) => r.url().includes(`/api/widget/${SHOP}/conversation`) && r.request().method() === "POST" && r.ok());
+  const started = page.waitForResponse(
+    (r) => r.url().includes(`/api/widget/${SHOP}/conversation`) && r.request().method() === "POST" && r.ok(),
+  );
   await shop.goto("dana");
   await expect(page.getByTestId("shop-signed-in")).toHaveText("Signed in as Dana Reyes");
   await shop.open();
@@ -39,7 +41,10 @@ test("a signed-in customer sees the honest pending status, then the outcome with
   expect(decided.outcome).not.toBe("awaiting_second_approval");
 
   // The outcome appears by itself: nothing was sent.
-  const outcome = shop.messagesFrom("agent").filter({ hasText: /approved/i }).last();
+  const outcome = shop
+    .messagesFrom("agent")
+    .filter({ hasText: /approved/i })
+    .last();
   await expect(outcome).toBeVisible({ timeout: 30_000 });
   await expect(outcome).toContainText("$250.00");
   await expect(shop.status).not.toContainText("with our team");

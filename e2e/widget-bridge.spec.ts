@@ -8,10 +8,13 @@ test("a page that is not the allowed parent cannot frame the widget or hand it a
   const dana = await identityFor("dana@example.com");
   const starts: Array<Record<string, unknown>> = [];
   page.on("request", (r) => {
-    if (r.url().includes(`/api/widget/${SHOP}/conversation`) && r.method() === "POST") starts.push(r.postDataJSON() as Record<string, unknown>);
+    if (r.url().includes(`/api/widget/${SHOP}/conversation`) && r.method() === "POST")
+      starts.push(r.postDataJSON() as Record<string, unknown>);
   });
   // A foreign page (opaque origin) frames the widget and claims to be the shop.
-  await page.setContent(`<!doctype html><title>not the shop</title><iframe title="${FRAME_TITLE}" style="width:380px;height:600px"></iframe>`);
+  await page.setContent(
+    `<!doctype html><title>not the shop</title><iframe title="${FRAME_TITLE}" style="width:380px;height:600px"></iframe>`,
+  );
   await page.evaluate(
     ({ src }) => {
       const w = window as unknown as { received: unknown[] };
@@ -24,7 +27,10 @@ test("a page that is not the allowed parent cannot frame the widget or hand it a
   // It tries, repeatedly, to hand the widget a signed-in identity.
   await page.evaluate((identity) => {
     const frame = document.querySelector("iframe")!;
-    const timer = setInterval(() => frame.contentWindow?.postMessage({ source: "support-widget", type: "init", identity, open: true, focus: true }, "*"), 100);
+    const timer = setInterval(
+      () => frame.contentWindow?.postMessage({ source: "support-widget", type: "init", identity, open: true, focus: true }, "*"),
+      100,
+    );
     setTimeout(() => clearInterval(timer), 5000);
   }, dana);
 
@@ -68,7 +74,9 @@ test("a parent origin the shop does not allow gets no widget", async ({ page }) 
 });
 
 test("the widget refuses to run framed without a parent origin", async ({ page, baseURL }) => {
-  await page.setContent(`<iframe title="${FRAME_TITLE}" src="${new URL(`/widget?shop=${SHOP}`, baseURL).href}" style="width:380px;height:600px"></iframe>`);
+  await page.setContent(
+    `<iframe title="${FRAME_TITLE}" src="${new URL(`/widget?shop=${SHOP}`, baseURL).href}" style="width:380px;height:600px"></iframe>`,
+  );
   const frame = page.frameLocator(`iframe[title="${FRAME_TITLE}"]`);
   // Blocked twice over: the browser (frame-ancestors 'self') and the page itself (no parent to talk to).
   await page.waitForTimeout(2000);

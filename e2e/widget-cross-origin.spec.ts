@@ -16,7 +16,10 @@ async function openShopPage(page: Page, appOrigin: string, identity?: string) {
   await page.context().grantPermissions(["local-network-access"]);
   const tag = `<script src="${appOrigin}/embed.js" data-shop="${SHOP}"${identity ? ` data-customer-token="${identity}"` : ""} async></script>`;
   await page.route(`${SHOP_ORIGIN}/demo-shop-on-its-own-domain`, (route) =>
-    route.fulfill({ contentType: "text/html", body: `<!doctype html><html><head><title>Shop</title></head><body><h1>A shop on its own domain</h1>${tag}</body></html>` }),
+    route.fulfill({
+      contentType: "text/html",
+      body: `<!doctype html><html><head><title>Shop</title></head><body><h1>A shop on its own domain</h1>${tag}</body></html>`,
+    }),
   );
   await page.goto(`${SHOP_ORIGIN}/demo-shop-on-its-own-domain`);
   await page.getByRole("button", { name: /support chat/i }).click();

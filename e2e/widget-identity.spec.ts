@@ -21,7 +21,10 @@ test("expired, wrongly signed, too long-lived or foreign identities are refused"
     ["lifetime over an hour", await rawIdentity({ sub: "dana@example.com", iat: now(), exp: now() + 2 * 3600 })],
     ["unknown customer", await identityFor("nobody@example.com", 600)],
     ["not a JWT", "hello"],
-    ["alg none", `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${Buffer.from(JSON.stringify({ sub: "dana@example.com", iat: now(), exp: now() + 60 })).toString("base64url")}.`],
+    [
+      "alg none",
+      `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${Buffer.from(JSON.stringify({ sub: "dana@example.com", iat: now(), exp: now() + 60 })).toString("base64url")}.`,
+    ],
   ];
   for (const [name, token] of cases) {
     const res = await apiStart(request, token);

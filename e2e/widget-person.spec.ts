@@ -3,7 +3,9 @@ import type { WidgetSession } from "../lib/widget/api-types";
 import { pendingHandoffs, SHOP, Storefront, takeOverAndReply } from "./fixtures/widget";
 
 async function openAnonymous(shop: Storefront): Promise<WidgetSession> {
-  const started = shop.page.waitForResponse((r) => r.url().includes(`/api/widget/${SHOP}/conversation`) && r.request().method() === "POST" && r.ok());
+  const started = shop.page.waitForResponse(
+    (r) => r.url().includes(`/api/widget/${SHOP}/conversation`) && r.request().method() === "POST" && r.ok(),
+  );
   await shop.goto();
   await shop.open();
   return (await (await started).json()) as WidgetSession;

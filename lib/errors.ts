@@ -16,6 +16,8 @@ export type AppErrorCode =
   | "CONVERSATION_OWNED"
   | "GATE_DENIED"
   | "CONFLICT"
+  | "RATE_LIMITED"
+  | "TOO_LARGE"
   | "INTERNAL";
 
 export class AppError extends Error {

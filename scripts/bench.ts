@@ -3,7 +3,9 @@
  * dedicated database `support_bench` that is reset first. Prints a table:
  *   - harness time per model turn (everything except the model call), median and p95, around turn 10 and
  *     around turn 200 of ONE conversation (it must not grow with the conversation);
- *   - park → decide → next model request latency;
+ *   - park → decide → next model request latency: a refund the front-line agent proposes (as in bench:peers), and the
+ *     same refund asked of the returns specialist (the decision travels down into its stored turn);
+ *   - statements (round trips to PostgreSQL, BEGIN and COMMIT included) per customer message and per model turn;
  *   - rows and bytes written per turn (proportional to what the turn added, not to the conversation).
  * The model is the offline model, served by a process of its own (scripts/offline-model-server.ts) and called
  * over HTTP by the real SDK client, as Claude would be; the time of each call is measured and subtracted, and
@@ -11,6 +13,8 @@
  */
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { countStatements, REFUND_INPUT, REFUND_REQUEST_TEXT } from "../bench/peers/scenario";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -23,7 +27,7 @@ const { createModelClient } = await import("@/lib/model/client");
 const { OfflineScript } = await import("@/lib/model/offline");
 const { say } = await import("@/lib/operator/commands");
 const { receiveCustomerMessage } = await import("@/lib/conversations/intake");
-const { decideHandoff } = await import("@/lib/handoffs/decide");
+const { resumeRun } = await import("@/lib/runtime/resume");
 const { advanceConversationFrom, claimFor } = await import("@/lib/runtime/advance");
 type ModelClient = import("@/lib/model/types").ModelClient;
 
@@ -50,7 +54,8 @@ const inner = createModelClient({
   baseURL: `http://127.0.0.1:${modelPort}`,
   maxRetries: 0,
   fetch: (input, init) => {
-    const step = script.take();
+    // A token count is not a model turn: it takes no scripted reply.
+    const step = String(input instanceof Request ? input.url : input).endsWith("/count_tokens") ? undefined : script.take();
     const headers = new Headers(init?.headers);
     if (step) headers.set("x-offline-step", JSON.stringify(step));
     return fetch(input, { ...init, headers });
@@ -60,20 +65,32 @@ const inner = createModelClient({
 // Every model call is timed so that harness time = wall time − model time.
 let modelMs = 0;
 let lastRequestStartedAt = 0;
+/** Called once when the next model request starts (the park samples count the statements before it). */
+let onRequest: (() => void) | null = null;
 const model: ModelClient = {
   mode: inner.mode,
   model: inner.model,
   async send(req, opts) {
     const t0 = performance.now();
     lastRequestStartedAt = t0;
+    onRequest?.();
     try {
       return await inner.send(req, opts);
     } finally {
       modelMs += performance.now() - t0;
     }
   },
+  async countTokens(req) {
+    const t0 = performance.now();
+    try {
+      return await inner.countTokens(req);
+    } finally {
+      modelMs += performance.now() - t0;
+    }
+  },
 };
 const metrics = { toolMs: 0 };
+const statements = countStatements(pg.Client); // Prisma's adapter and the runtime's SQL both end on pg's Client
 const deps = { db, model, workerId: "bench", leaseMs: 60_000, metrics };
 
 const pct = (xs: number[], p: number) => {
@@ -93,7 +110,11 @@ async function writtenByRun(runId: string, conversationId: string, since: Date) 
        UNION ALL SELECT pg_column_size(t.*) FROM "AuditEvent" t WHERE "runId" = $1
        UNION ALL SELECT pg_column_size(t.*) FROM "Event" t WHERE "conversationId" = $2 AND "createdAt" >= $3
        UNION ALL SELECT pg_column_size(t.*) FROM "Run" t WHERE id = $1
-     ) x`, runId, conversationId, since);
+     ) x`,
+    runId,
+    conversationId,
+    since,
+  );
   return { rows: Number(rows[0]!.rows), bytes: Number(rows[0]!.bytes) };
 }
 
@@ -107,7 +128,13 @@ async function exchange(conversationId: string, i: number) {
     { reply: { content: [{ type: "text", text: `Order ${order} is on record. Anything else?` }], stop_reason: "end_turn" } },
   );
   const claim = claimFor(deps);
-  const intake = await receiveCustomerMessage(db, { tenantId: acme.id, conversationId, text: `Message ${i}: where is ${order}?`, model: model.model, claimFor: claim });
+  const intake = await receiveCustomerMessage(db, {
+    tenantId: acme.id,
+    conversationId,
+    text: `Message ${i}: where is ${order}?`,
+    model: model.model,
+    claimFor: claim,
+  });
   if (intake.kind !== "started") throw new Error("expected a run");
   const result = await advanceConversationFrom(deps, intake.runId, { claimedAs: claim, run: intake.run });
   if (result.phase !== "COMPLETED") throw new Error(`expected the run to complete, got ${result.phase}`);
@@ -120,7 +147,7 @@ for (let i = 0; i < WARMUP_MESSAGES; i++) await exchange(warm.conversationId, i)
 
 // The measured conversations: each one long conversation, its per-turn figures pooled by turn number across
 // rounds (so a few seconds of a noisy machine do not decide a window's median).
-const perTurn: Array<{ turn: number; harnessMs: number; toolMs: number; rows: number; bytes: number }> = [];
+const perTurn: Array<{ turn: number; harnessMs: number; toolMs: number; rows: number; bytes: number; statements: number }> = [];
 let turn = 0;
 for (let round = 0; round < ROUNDS; round++) {
   const { conversationId } = await say(deps, { tenant: "acme", customerEmail: "dana@example.com", text: "hello" });
@@ -130,54 +157,208 @@ for (let round = 0; round < ROUNDS; round++) {
     modelMs = 0;
     metrics.toolMs = 0;
     // The harness's work for one customer message: intake, then every step until the run ends.
+    const s0 = statements.count;
     const t0 = performance.now();
     const runId = await exchange(conversationId, i);
     const wall = performance.now() - t0;
+    const messageStatements = statements.count - s0;
     const written = await writtenByRun(runId, conversationId, since);
     for (let k = 0; k < 2; k++) {
       turn += 1;
-      perTurn.push({ turn, harnessMs: (wall - modelMs - metrics.toolMs) / 2, toolMs: metrics.toolMs / 2, rows: written.rows / 2, bytes: written.bytes / 2 });
+      perTurn.push({
+        turn,
+        harnessMs: (wall - modelMs - metrics.toolMs) / 2,
+        toolMs: metrics.toolMs / 2,
+        rows: written.rows / 2,
+        bytes: written.bytes / 2,
+        statements: messageStatements / 2,
+      });
     }
   }
 }
 
-// Park → decide → next model request.
-const parkLatencies: number[] = [];
-for (let i = 0; i < PARK_SAMPLES; i++) {
-  const out = await say(deps, { tenant: "acme", customerEmail: "dana@example.com", text: "My order A-1002 arrived damaged, please refund it." });
-  const handoff = out.handoffs[0]!;
-  const t0 = performance.now();
-  lastRequestStartedAt = 0;
-  const decided = await decideHandoff(db, { tenantId: acme.id, staffId: raj.id }, { handoffId: handoff.id, decision: i % 2 ? "approve" : "deny", reason: "bench" });
-  if (decided.kind === "awaiting_second_approval") throw new Error("unexpected");
-  await advanceConversationFrom(deps, decided.runId);
-  parkLatencies.push(lastRequestStartedAt - t0);
-  await db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
+// Park → decide → next model request: from the reviewer's approve to the request that tells the model the outcome —
+// the decision, the refund, its ledger row and the tool result committed before it. `direct`: the front-line agent
+// proposes refund_order (bench:peers' scenario); `specialist`: the deterministic offline model hands the same request
+// to the returns specialist, whose stored turn the decision resumes.
+async function parkSamples(kind: "direct" | "specialist") {
+  const latencies: number[] = [];
+  const counts: number[] = [];
+  for (let i = 0; i < PARK_SAMPLES; i++) {
+    if (kind === "direct") {
+      script.push({ reply: { content: [{ type: "tool_use", name: "refund_order", input: REFUND_INPUT }], stop_reason: "tool_use" } });
+    }
+    const out = await say(deps, { tenant: "acme", customerEmail: "dana@example.com", text: REFUND_REQUEST_TEXT });
+    const handoff = out.handoffs[0];
+    if (!handoff) throw new Error(`the ${kind} refund did not park (${out.phase})`);
+    if (kind === "direct") script.push({ reply: { content: [{ type: "text", text: "Done." }], stop_reason: "end_turn" } });
+    const s0 = statements.count;
+    let atRequest = 0;
+    onRequest = () => {
+      onRequest = null;
+      atRequest = statements.count - s0;
+    };
+    lastRequestStartedAt = 0;
+    const t0 = performance.now();
+    const { outcome } = await resumeRun(
+      deps,
+      { tenantId: acme.id, staffId: raj.id },
+      { handoffId: handoff.id, decision: "approve", reason: "bench" },
+    );
+    onRequest = null;
+    if (outcome.kind !== "approved" || !lastRequestStartedAt)
+      throw new Error(`the ${kind} approval did not resume the run (${outcome.kind})`);
+    latencies.push(lastRequestStartedAt - t0);
+    counts.push(atRequest);
+    await db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
+  }
+  return { latencies, statements: counts };
 }
+const parkDirect = await parkSamples("direct");
+const parkSpecialist = await parkSamples("specialist");
 
 const windowOf = (lo: number, hi: number) => perTurn.filter((p) => p.turn >= lo && p.turn <= hi);
 const rowsFor = (label: string, xs: typeof perTurn) => {
   const h = xs.map((x) => x.harnessMs);
-  return { label, samples: xs.length, median: median(h), p95: pct(h, 95), toolMedian: median(xs.map((x) => x.toolMs)), rows: median(xs.map((x) => x.rows)), bytes: median(xs.map((x) => x.bytes)) };
+  return {
+    label,
+    samples: xs.length,
+    median: median(h),
+    p95: pct(h, 95),
+    toolMedian: median(xs.map((x) => x.toolMs)),
+    rows: median(xs.map((x) => x.rows)),
+    bytes: median(xs.map((x) => x.bytes)),
+    statements: median(xs.map((x) => x.statements)),
+  };
 };
 const early = rowsFor("around turn 10", windowOf(1, 20));
 const late = rowsFor("around turn 200", windowOf(190, 210));
-const f = (n: number) => n.toFixed(2).padStart(8);
+// A window with no samples (BENCH_MESSAGES too small to reach it) prints a dash.
+const f = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? "—".padStart(8) : n.toFixed(2).padStart(8));
 
-console.log(`\nHarness benchmark — ${process.env.DATABASE_URL ? "DATABASE_URL server" : "embedded PostgreSQL"}, offline model (model and tool-body time excluded)`);
-console.log(`${ROUNDS} conversations of ${turn} turns each (after a ${WARMUP_MESSAGES}-message warm-up conversation); a window pools its turns across them (${early.samples} and ${late.samples} samples)\n`);
+console.log(
+  `\nHarness benchmark — ${process.env.DATABASE_URL ? "DATABASE_URL server" : "embedded PostgreSQL"}, offline model (model and tool-body time excluded)`,
+);
+console.log(
+  `${ROUNDS} conversations of ${turn} turns each (after a ${WARMUP_MESSAGES}-message warm-up conversation); a window pools its turns across them (${early.samples} and ${late.samples} samples)\n`,
+);
 console.log(`| ${"measure".padEnd(42)}|   median |      p95 | target            |`);
 console.log(`|${"-".repeat(43)}|----------|----------|-------------------|`);
-for (const r of [early, late]) console.log(`| ${`harness ms per model turn, ${r.label}`.padEnd(42)}| ${f(r.median)} | ${f(r.p95)} | ≤ 5 / ≤ 15 ms     |`);
-for (const r of [early, late]) console.log(`| ${`tool bodies ms/turn (excluded), ${r.label.replace("around ", "")}`.padEnd(42)}| ${f(r.toolMedian)} |          |                   |`);
-console.log(`| park → decide → next model request (ms)   | ${f(median(parkLatencies))} | ${f(pct(parkLatencies, 95))} |                   |`);
+for (const r of [early, late])
+  console.log(`| ${`harness ms per model turn, ${r.label}`.padEnd(42)}| ${f(r.median)} | ${f(r.p95)} | median ≤ 2 ms     |`);
+for (const r of [early, late])
+  console.log(
+    `| ${`tool bodies ms/turn (excluded), ${r.label.replace("around ", "")}`.padEnd(42)}| ${f(r.toolMedian)} |          |                   |`,
+  );
+console.log(
+  `| approve → next model request, direct (ms) | ${f(median(parkDirect.latencies))} | ${f(pct(parkDirect.latencies, 95))} | median ≤ 5 ms     |`,
+);
+console.log(
+  `| … through the returns specialist (ms)     | ${f(median(parkSpecialist.latencies))} | ${f(pct(parkSpecialist.latencies, 95))} |                   |`,
+);
+console.log(`| statements per customer message, turn 10  | ${f(early.statements * 2)} |          |                   |`);
+console.log(`| statements per customer message, turn 200 | ${f(late.statements * 2)} |          | flat              |`);
+console.log(`| statements, approve → next request        | ${f(median(parkDirect.statements))} |          |                   |`);
+console.log(`| … through the returns specialist          | ${f(median(parkSpecialist.statements))} |          |                   |`);
 console.log(`| rows written per turn, around turn 10     | ${f(early.rows)} |          | flat              |`);
 console.log(`| rows written per turn, around turn 200    | ${f(late.rows)} |          | flat              |`);
 console.log(`| bytes written per turn, around turn 10    | ${f(early.bytes)} |          | ∝ what it added   |`);
 console.log(`| bytes written per turn, around turn 200   | ${f(late.bytes)} |          | ∝ what it added   |`);
 const growth = late.median / early.median;
 console.log(`\nGrowth of median harness time from turn 10 to turn 200: ×${growth.toFixed(2)}`);
-console.log(`Targets met: median ${late.median <= 5 && early.median <= 5 ? "yes" : "NO"}, p95 ${late.p95 <= 15 && early.p95 <= 15 ? "yes" : "NO"}`);
+const parkMedian = median(parkDirect.latencies);
+console.log(
+  `Targets (issue 8): harness median ≤ 2 ms at turns 10 and 200 — ${late.median <= 2 && early.median <= 2 ? "met" : "NOT met"}; ` +
+    `approve → next request median ≤ 5 ms — ${parkMedian <= 5 ? "met" : "NOT met"}`,
+);
+
+// A long conversation: LONG_MESSAGES messages (each customer message answered with one reply), under the context
+// budget (SUPPORT_CONTEXT_BUDGET_TOKENS). What each request carried and cost is read from its ModelCall row; the
+// cost is priced as Claude's (the offline model's own calls are free), cache reads and writes as such.
+const LONG_MESSAGES = Number(process.env.BENCH_LONG_MESSAGES ?? 1000);
+const { estimateCostMicros, DEFAULT_MODEL } = await import("@/lib/model/client");
+const { contextBudget } = await import("@/lib/runtime/context");
+const longStart = await say(deps, { tenant: "acme", customerEmail: "dana@example.com", text: "hello" });
+const longConversation = longStart.conversationId;
+const checkpoints = [10, 100, 500, 1000].filter((n) => n <= LONG_MESSAGES);
+/** Each turn of the long conversation: the messages the conversation had after it, and what its request carried. */
+const longTurns: Array<{ message: number; requestTokens: number; costMicros: number; cacheRead: number; summary: boolean; cut: boolean }> =
+  [];
+const longStarted = performance.now();
+for (let i = 1; i * 2 + 2 <= LONG_MESSAGES; i++) {
+  const order = orders[i % orders.length]!;
+  script.push({
+    reply: {
+      content: [
+        {
+          type: "text",
+          text: `About ${order}: it is on record, and here is everything I can tell you about it (reply ${i}). Anything else?`,
+        },
+      ],
+      stop_reason: "end_turn",
+    },
+  });
+  const claim = claimFor(deps);
+  const intake = await receiveCustomerMessage(db, {
+    tenantId: acme.id,
+    conversationId: longConversation,
+    text: `Message ${i}: can you tell me again what is happening with ${order}? I would like to be sure I understood it.`,
+    model: model.model,
+    claimFor: claim,
+  });
+  if (intake.kind !== "started") throw new Error("expected a run");
+  const result = await advanceConversationFrom(deps, intake.runId, { claimedAs: claim, run: intake.run });
+  if (result.phase !== "COMPLETED") throw new Error(`message ${i * 2 + 1} of the long conversation ended ${result.phase}`);
+}
+// Every turn's request as its ModelCall row recorded it (one per run here), in order.
+const calls = await db.modelCall.findMany({ where: { run: { conversationId: longConversation } }, orderBy: { createdAt: "asc" } });
+let lastSummary: string | null = null;
+for (const [k, call] of calls.entries()) {
+  longTurns.push({
+    message: k * 2 + 2,
+    requestTokens: call.requestTokens ?? call.inputTokens + call.cacheReadTokens + call.cacheWriteTokens,
+    costMicros: estimateCostMicros(DEFAULT_MODEL, {
+      input_tokens: call.inputTokens,
+      output_tokens: call.outputTokens,
+      cache_read_input_tokens: call.cacheReadTokens,
+      cache_creation_input_tokens: call.cacheWriteTokens,
+    }),
+    cacheRead: call.cacheReadTokens,
+    summary: call.contextSummaryId !== null,
+    cut: call.contextSummaryId !== lastSummary,
+  });
+  lastSummary = call.contextSummaryId;
+}
+const longHandoffs = await db.handoff.count({ where: { conversationId: longConversation } });
+const cuts = longTurns.filter((t) => t.cut).length;
+console.log(
+  `\nA conversation of ${LONG_MESSAGES} messages (context budget ${contextBudget()} tokens): ` +
+    `${longHandoffs} handoffs, ${cuts} summary cuts, ${((performance.now() - longStarted) / 1000).toFixed(1)} s in all.`,
+);
+console.log(
+  "Each row: the 10 turns up to that message (a turn = a customer message and its reply), averaged — a cut's cache write counts in its window.\n",
+);
+console.log(
+  "| up to message | request tokens (mean, max) | read from cache (mean) | cost per turn ($, as Claude Sonnet; mean) | with a summary |",
+);
+console.log(
+  "|--------------:|---------------------------:|-----------------------:|------------------------------------------:|:--------------:|",
+);
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const firstCost = { value: 0 };
+for (const c of checkpoints) {
+  const win = longTurns.filter((t) => t.message <= c && t.message > c - 20);
+  if (!win.length) continue;
+  const cost = mean(win.map((t) => t.costMicros)) / 1e6;
+  if (!firstCost.value) firstCost.value = cost;
+  console.log(
+    `| ${String(c).padStart(13)} | ${`${Math.round(mean(win.map((t) => t.requestTokens)))}, ${Math.max(...win.map((t) => t.requestTokens))}`.padStart(26)} | ${String(Math.round(mean(win.map((t) => t.cacheRead)))).padStart(22)} | ${`${cost.toFixed(4)} (×${(cost / firstCost.value).toFixed(2)})`.padStart(41)} | ${`${win.filter((t) => t.summary).length}/${win.length}`.padStart(14)} |`,
+  );
+}
+const all = mean(longTurns.map((t) => t.costMicros)) / 1e6;
+console.log(
+  `\nMean cost per turn over the whole conversation: $${all.toFixed(4)}; the costliest turn: $${(Math.max(...longTurns.map((t) => t.costMicros)) / 1e6).toFixed(4)} (a cut).`,
+);
 
 modelServer.kill();
 await db.$disconnect();

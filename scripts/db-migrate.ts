@@ -7,7 +7,9 @@ async function main(): Promise<void> {
   const url = await ensureDatabaseUrl();
   const { applied } = await applyMigrations(url);
   console.log(`database: ${redact(url)}`);
-  console.log(applied.length ? `applied ${applied.length} migration(s):\n${applied.map((n) => `  ${n}`).join("\n")}` : "already up to date");
+  console.log(
+    applied.length ? `applied ${applied.length} migration(s):\n${applied.map((n) => `  ${n}`).join("\n")}` : "already up to date",
+  );
 }
 
 /** Hides a password in a URL before printing it. */

@@ -55,7 +55,10 @@ function utcStamp(d: Date): string {
 
 async function main(): Promise<number> {
   const raw = process.argv.slice(2).join("_").trim();
-  const name = raw.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
+  const name = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .replace(/^_+|_+$/g, "");
   if (!name) {
     console.error("usage: npm run db:migration -- <name>");
     return 1;

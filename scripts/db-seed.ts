@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const { applied } = await applyMigrations(url);
   const prisma = createPrisma(url);
   try {
-    const result = await seedDemo(prisma);
+    const result = await seedDemo(prisma, { history: true });
     const counts = {
       tenants: await prisma.tenant.count(),
       customers: await prisma.customer.count(),
@@ -18,8 +18,15 @@ async function main(): Promise<void> {
       shipments: await prisma.shipment.count(),
       staff: await prisma.staffUser.count(),
       policies: await prisma.policyVersion.count(),
+      runs: await prisma.run.count(),
     };
-    console.log(JSON.stringify({ migrationsApplied: applied, seeded: result.seeded, created: result.tenants, counts }, null, 2));
+    console.log(
+      JSON.stringify(
+        { migrationsApplied: applied, seeded: result.seeded, created: result.tenants, historyRuns: result.historyRuns ?? 0, counts },
+        null,
+        2,
+      ),
+    );
   } finally {
     await prisma.$disconnect();
   }

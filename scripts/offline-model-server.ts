@@ -18,7 +18,11 @@ const server = http.createServer(async (req, res) => {
     if (typeof step === "string") script.push(JSON.parse(step));
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-    const response = await offlineFetch(`http://offline.model${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks).toString("utf8") : undefined });
+    const response = await offlineFetch(`http://offline.model${req.url}`, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks).toString("utf8") : undefined,
+    });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   } catch (err) {

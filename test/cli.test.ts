@@ -6,26 +6,56 @@ import { createTestDatabase, type TestDatabase } from "./db";
 // The operator CLI, each invocation a fresh process: nothing may live only in memory between them.
 const root = path.resolve(__dirname, "..");
 let tdb: TestDatabase;
-beforeAll(async () => { tdb = await createTestDatabase(); });
-afterAll(async () => { await tdb.drop(); });
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
 
-interface CliResult { code: number; out: any; err: any; }
+interface CliResult {
+  code: number;
+  out: any;
+  err: any;
+}
 function agent(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "scripts/agent.ts", ...args], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: tdb.url, SUPPORT_DB_NAME: "", SUPPORT_SKIP_SEED: "1" },
-      timeout: 60_000,
-    }, (error, stdout, stderr) => {
-      const parse = (s: string) => { try { return JSON.parse(s.slice(s.indexOf("{"))); } catch { return s; } };
-      resolve({ code: error ? (error as { code?: number }).code ?? 1 : 0, out: stdout ? parse(stdout) : null, err: stderr ? parse(stderr) : null });
-    });
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "scripts/agent.ts", ...args],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: tdb.url, SUPPORT_DB_NAME: "", SUPPORT_SKIP_SEED: "1" },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => {
+        const parse = (s: string) => {
+          try {
+            return JSON.parse(s.slice(s.indexOf("{")));
+          } catch {
+            return s;
+          }
+        };
+        resolve({
+          code: error ? ((error as { code?: number }).code ?? 1) : 0,
+          out: stdout ? parse(stdout) : null,
+          err: stderr ? parse(stderr) : null,
+        });
+      },
+    );
   });
 }
 
 describe("npm run agent", () => {
   it("say → handoffs → decide → run → effects, across fresh processes", async () => {
-    const said = await agent("say", "--tenant", "acme", "--customer", "dana@example.com", "My order A-1002 arrived damaged, please refund it.");
+    const said = await agent(
+      "say",
+      "--tenant",
+      "acme",
+      "--customer",
+      "dana@example.com",
+      "My order A-1002 arrived damaged, please refund it.",
+    );
     expect(said.code).toBe(0);
     expect(said.out).toMatchObject({ phase: "WAITING_FOR_APPROVAL", conversationId: expect.any(String), runId: expect.any(String) });
     expect(said.out.replies[0].text).toMatch(/\$250\.00 refund for A-1002/);
@@ -33,7 +63,15 @@ describe("npm run agent", () => {
     const listed = await agent("handoffs", "--tenant", "acme", "--status", "PENDING", "--kind", "approval");
     expect(listed.code).toBe(0);
     const [handoff] = listed.out.handoffs;
-    expect(handoff).toMatchObject({ kind: "APPROVAL", status: "PENDING", version: 1, toolName: "refund_order", proposedInput: { amount_cents: 25000 }, amount: "$250.00", customer: { email: "dana@example.com" } });
+    expect(handoff).toMatchObject({
+      kind: "APPROVAL",
+      status: "PENDING",
+      version: 1,
+      toolName: "refund_order",
+      proposedInput: { amount_cents: 25000 },
+      amount: "$250.00",
+      customer: { email: "dana@example.com" },
+    });
     for (const key of ["id", "runId", "summary", "rootCause", "recommendedAction", "reason"]) expect(handoff[key]).toBeTruthy();
 
     const stale = await agent("decide", handoff.id, "--as", "raj@acme.test", "--decision", "approve", "--version", "7");
@@ -51,7 +89,10 @@ describe("npm run agent", () => {
     const run = await agent("run", said.out.runId);
     expect(run.code).toBe(0);
     expect(run.out.messages[0].role).toBe("user");
-    expect(run.out.toolCalls.map((c: { name: string }) => c.name)).toEqual(["lookup_order", "refund_order"]);
+    // The demo shop hands refunds to its returns specialist, whose refund is the one parked and approved.
+    const names: string[] = run.out.toolCalls.map((c: { name: string }) => c.name);
+    expect(names.filter((n) => n === "refund_order")).toHaveLength(1);
+    expect(names.some((n) => n.endsWith("_specialist"))).toBe(true);
     expect(run.out.gateDecisions.length).toBeGreaterThan(0);
     expect(run.out.modelCalls.every((m: { stopReason: string }) => m.stopReason)).toBe(true);
 

@@ -54,7 +54,12 @@ describe("seeded test database", () => {
       expect(o.shipments).toHaveLength(1);
       expect(o.shipments[0]!.carrier).toBe("UPS");
       expect(o.shipments[0]!.tracking).toMatch(/^1Z[0-9A-Z]{16}$/);
-      expect(o.shippingAddress).toMatchObject({ line1: expect.any(String), city: expect.any(String), postalCode: expect.any(String), country: "US" });
+      expect(o.shippingAddress).toMatchObject({
+        line1: expect.any(String),
+        city: expect.any(String),
+        postalCode: expect.any(String),
+        country: "US",
+      });
       expect(o.placedAt.getTime()).toBeLessThan(Date.now());
     }
     expect(dana.orders[2]!.shipments[0]!.status).toBe("lost");
@@ -69,7 +74,7 @@ describe("seeded test database", () => {
       ["rita@acme.test", "reviewer", 30000],
       ["sol@acme.test", "supervisor", null],
     ]);
-    expect(await bcrypt.compare(DEMO_PASSWORD, staff[0]!.passwordHash)).toBe(true);
+    expect(await bcrypt.compare(DEMO_PASSWORD, staff[0]!.passwordHash ?? "")).toBe(true);
   });
 
   it("seedDemo is idempotent", async () => {
@@ -115,11 +120,15 @@ describe("shared server", () => {
     const root = path.resolve(import.meta.dirname, "..");
     const env = { ...process.env };
     if (ctx.mode === "embedded") delete env.DATABASE_URL;
-    const { stdout } = await run(path.join(root, "node_modules", ".bin", "tsx"), [path.join(root, "test", "fixtures", "print-database-url.ts")], {
-      cwd: root,
-      env,
-      timeout: 60_000,
-    });
+    const { stdout } = await run(
+      path.join(root, "node_modules", ".bin", "tsx"),
+      [path.join(root, "test", "fixtures", "print-database-url.ts")],
+      {
+        cwd: root,
+        env,
+        timeout: 60_000,
+      },
+    );
     const child = JSON.parse(stdout.trim().split("\n").at(-1)!) as { url: string; owner: boolean; postmasterPid: number | null };
 
     if (ctx.mode === "external") {

@@ -7,7 +7,7 @@ import type { TestProject } from "vitest/node";
 import { createPrisma } from "@/lib/db/client";
 import { applyMigrations } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/db/seed";
-import { ensureDatabaseUrl, stopEmbeddedIfOwner } from "@/lib/db/server";
+import { ensureDatabaseUrl, isEmbeddedUnavailable, stopEmbeddedIfOwner } from "@/lib/db/server";
 import { databaseUrl, dropDatabasesWithPrefix, quoteIdent } from "./db-admin";
 
 /** What the workers receive. */
@@ -33,7 +33,11 @@ declare module "vitest" {
 /** Builds the templates and provides their names; returns the teardown. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const external = Boolean(process.env.DATABASE_URL);
-  const adminUrl = await ensureDatabaseUrl();
+  const adminUrl = await ensureDatabaseUrl().catch((err: unknown) => {
+    // "The embedded PostgreSQL cannot run here … set DATABASE_URL …": one sentence, not a stack trace.
+    if (isEmbeddedUnavailable(err)) err.stack = err.message;
+    throw err;
+  });
   const prefix = `support_tpl_${process.pid}`;
   const template = prefix;
   const seededTemplate = `${prefix}_seeded`;

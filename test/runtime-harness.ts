@@ -4,7 +4,10 @@ import { createModelClient } from "@/lib/model/client";
 import { createOfflineFetch, OfflineScript } from "@/lib/model/offline";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { decide, say, runDetail, listHandoffs } from "@/lib/operator/commands";
-import { buildModelMessages, loadTranscriptRows, transcriptViolations } from "@/lib/runtime/transcript";
+import { storeOf } from "@/lib/db/kysely";
+import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import type { PolicyRulesInput } from "@/lib/policy/policy";
+import { buildModelMessages, loadTranscript, transcriptViolations } from "@/lib/store/transcript";
 
 export interface Harness {
   tdb: TestDatabase;
@@ -14,17 +17,34 @@ export interface Harness {
   acme: { id: string };
   staff: Record<"rita" | "raj" | "sol" | "ada" | "gus", { id: string; email: string; tenantId: string }>;
   say(text: string, opts?: { conversationId?: string; customer?: string }): ReturnType<typeof say>;
-  decide(handoffId: string, as: string, decision: string, extra?: { input?: unknown; reason?: string; version?: number }): ReturnType<typeof decide>;
+  decide(
+    handoffId: string,
+    as: string,
+    decision: string,
+    extra?: { input?: unknown; reason?: string; version?: number },
+  ): ReturnType<typeof decide>;
   pendingHandoffs(): ReturnType<typeof listHandoffs>;
   effects(): Promise<Array<{ toolName: string; idempotencyKey: string; outcome: unknown; runId: string }>>;
   /** The conversation's messages as the model would see them now, checked against the pairing contract. */
   transcriptProblems(conversationId: string): Promise<string[]>;
   runDetail(runId: string): ReturnType<typeof runDetail>;
   newDeps(workerId: string, model?: RuntimeDeps["model"]): RuntimeDeps;
+  /** Publishes a new policy version for acme: the demo rules, changed. */
+  publish(change: (rules: PolicyRulesInput) => PolicyRulesInput): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function createHarness(opts: { leaseMs?: number; maxRetries?: number } = {}): Promise<Harness> {
+/**
+ * The demo shop's rules as the harness publishes them. Without `specialists`, the specialist tools are left out: the
+ * offline model hands refunds and replacements to the specialists a request offers, and most tests exercise the
+ * agent's own path (test/runtime/specialists.test.ts and offline-specialists.test.ts offer them).
+ */
+function harnessRules(specialists: boolean) {
+  const rules = structuredClone(DEMO_POLICY_RULES) as unknown as PolicyRulesInput;
+  return specialists ? rules : { ...rules, allowedTools: rules.allowedTools.filter((t) => !t.endsWith("_specialist")) };
+}
+
+export async function createHarness(opts: { leaseMs?: number; maxRetries?: number; specialists?: boolean } = {}): Promise<Harness> {
   const tdb = await createTestDatabase();
   const db = tdb.prisma;
   const script = new OfflineScript();
@@ -34,19 +54,45 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
   const staffRows = await db.staffUser.findMany();
   const byName = (e: string) => staffRows.find((s) => s.email === e)!;
   const staff = {
-    rita: byName("rita@acme.test"), raj: byName("raj@acme.test"), sol: byName("sol@acme.test"), ada: byName("ada@acme.test"), gus: byName("gus@globex.test"),
+    rita: byName("rita@acme.test"),
+    raj: byName("raj@acme.test"),
+    sol: byName("sol@acme.test"),
+    ada: byName("ada@acme.test"),
+    gus: byName("gus@globex.test"),
   };
-  return {
-    tdb, db, deps, script, acme, staff,
+  const harness: Harness = {
+    tdb,
+    db,
+    deps,
+    script,
+    acme,
+    staff,
     say: (text, o = {}) => say(deps, { tenant: "acme", text, conversationId: o.conversationId, customerEmail: o.customer }),
     decide: (handoffId, as, decision, extra = {}) => decide(deps, { handoffId, staffEmail: as, decision, ...extra }),
     pendingHandoffs: () => listHandoffs(db, acme.id, { status: "PENDING" }),
     effects: () => db.effectLedger.findMany({ orderBy: { createdAt: "asc" } }),
     async transcriptProblems(conversationId) {
-      return transcriptViolations(buildModelMessages(await loadTranscriptRows(db, conversationId)));
+      return transcriptViolations(buildModelMessages(await loadTranscript(storeOf(db), conversationId)));
     },
     runDetail: (runId) => runDetail(db, runId),
     newDeps: (workerId, m = model) => ({ ...deps, workerId, model: m }),
+    async publish(change) {
+      const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
+      // Versions are cached by (tenant, version) and every test database copies one template: each its own number.
+      const version = tenant.policyVersion + 1 + Math.floor(Math.random() * 1_000_000);
+      const rules = change(harnessRules(opts.specialists ?? false));
+      await db.policyVersion.create({ data: { tenantId: tenant.id, version, rules: rules as object } });
+      await db.tenant.update({ where: { id: tenant.id }, data: { policyVersion: version } });
+    },
     close: () => tdb.drop(),
   };
+  if (!opts.specialists) {
+    // The shop's first version, rewritten in place in this private copy (tests expect "policy v1").
+    const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
+    await db.policyVersion.update({
+      where: { tenantId_version: { tenantId: tenant.id, version: tenant.policyVersion } },
+      data: { rules: harnessRules(false) as object },
+    });
+  }
+  return harness;
 }

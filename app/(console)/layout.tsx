@@ -17,7 +17,10 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   const staff = claims ? await loadStaffContext(await getPrisma(), claims) : null;
   return (
     <QueryProvider>
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2">
+      <a
+        href="#main"
+        className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2"
+      >
         Skip to content
       </a>
       {staff ? <ConsoleHeader staff={staff} /> : null}

@@ -29,6 +29,25 @@ export function ConsoleHeader({ staff }: { staff: StaffContext }) {
                   </Link>
                 </li>
               ) : null}
+              {supervisor ? (
+                <li>
+                  <Link href="/console/metrics" className="rounded px-2 py-1 text-slate-700 hover:bg-slate-100">
+                    Metrics
+                  </Link>
+                </li>
+              ) : null}
+              <li>
+                <Link href="/console/mailbox" className="rounded px-2 py-1 text-slate-700 hover:bg-slate-100">
+                  Demo mailbox
+                </Link>
+              </li>
+              {staff.role === "admin" ? (
+                <li>
+                  <Link href="/console/settings" className="rounded px-2 py-1 text-slate-700 hover:bg-slate-100">
+                    Settings
+                  </Link>
+                </li>
+              ) : null}
             </ul>
           </nav>
         </div>

@@ -6,6 +6,8 @@ import { getJson } from "./api";
 import { consoleKeys } from "./query-keys";
 
 export const POLL_MS = 1500;
+/** The server holds a request this long when nothing new is there yet (a long poll): no polling at rest. */
+export const LONG_POLL_MS = 20_000;
 const MAX_BACKOFF_MS = 15_000;
 
 export type FeedState = "live" | "reconnecting";
@@ -36,14 +38,28 @@ export function invalidateForEvents(client: QueryClient, events: ConsoleEvent[])
 
 /**
  * Follows the console event feed from `initialCursor` (the head read before the page's data was loaded,
- * so nothing between the two is missed). Polls every 1.5 s; on failure backs off and then resumes from
- * the last cursor it saw — never from a time window — so a reconnect misses nothing.
+ * so nothing between the two is missed). Long-polls: the server answers as soon as something is written for
+ * the shop (its one listener is notified by the database) or after 20 s; on failure it backs off and then resumes
+ * from the last cursor it saw — never from a time window — so a reconnect misses nothing.
  */
-export function useLiveEvents({ initialCursor, conversationId, onEvents }: { initialCursor: string; conversationId?: string; onEvents?: (events: ConsoleEvent[]) => void }): FeedState {
+export function useLiveEvents({
+  initialCursor,
+  conversationId,
+  onEvents,
+  onDraft,
+}: {
+  initialCursor: string;
+  conversationId?: string;
+  onEvents?: (events: ConsoleEvent[]) => void;
+  /** For a conversation: the agent's reply as it is being written (null text: it ended). */
+  onDraft?: (draft: { runId: string; text: string | null }) => void;
+}): FeedState {
   const client = useQueryClient();
   const [state, setState] = useState<FeedState>("live");
   const onEventsRef = useRef(onEvents);
   onEventsRef.current = onEvents;
+  const onDraftRef = useRef(onDraft);
+  onDraftRef.current = onDraft;
 
   useEffect(() => {
     let cursor = initialCursor;
@@ -51,6 +67,7 @@ export function useLiveEvents({ initialCursor, conversationId, onEvents }: { ini
     let timer: ReturnType<typeof setTimeout> | undefined;
     let inFlight = false;
     let failures = 0;
+    let draftSeen: number | undefined;
     const abort = new AbortController();
 
     const schedule = (ms: number) => {
@@ -61,14 +78,19 @@ export function useLiveEvents({ initialCursor, conversationId, onEvents }: { ini
     async function poll() {
       if (stopped || inFlight) return;
       inFlight = true;
-      let next = POLL_MS;
+      let next = 0;
       try {
-        const params = new URLSearchParams({ cursor });
+        const params = new URLSearchParams({ cursor, wait: String(LONG_POLL_MS) });
         if (conversationId) params.set("conversationId", conversationId);
+        if (conversationId && draftSeen !== undefined) params.set("draft", String(draftSeen));
         const page = await getJson<ConsoleEvents>(`/api/console/events?${params}`, abort.signal);
         if (page.events.length) {
           invalidateForEvents(client, page.events);
           onEventsRef.current?.(page.events);
+        }
+        if (page.draft && page.draft.n !== draftSeen) {
+          draftSeen = page.draft.n;
+          onDraftRef.current?.({ runId: page.draft.runId, text: page.draft.text });
         }
         cursor = page.cursor;
         failures = 0;

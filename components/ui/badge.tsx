@@ -13,9 +13,21 @@ const TONES = {
 export type BadgeTone = keyof typeof TONES;
 
 /** A small label. Tone is decoration only: the text always says what the colour means. */
-export function Badge({ tone = "gray", children, className, ...rest }: { tone?: BadgeTone; children: ReactNode; className?: string } & React.HTMLAttributes<HTMLSpanElement>) {
+export function Badge({
+  tone = "gray",
+  children,
+  className,
+  ...rest
+}: { tone?: BadgeTone; children: ReactNode; className?: string } & React.HTMLAttributes<HTMLSpanElement>) {
   return (
-    <span className={cx("inline-flex items-center gap-1 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset whitespace-nowrap", TONES[tone], className)} {...rest}>
+    <span
+      className={cx(
+        "inline-flex items-center gap-1 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset whitespace-nowrap",
+        TONES[tone],
+        className,
+      )}
+      {...rest}
+    >
       {children}
     </span>
   );

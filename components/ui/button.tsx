@@ -12,7 +12,13 @@ const VARIANTS = {
 export type ButtonVariant = keyof typeof VARIANTS;
 
 /** A button with the console's look; disabled buttons look disabled and cannot be clicked twice. */
-export function Button({ variant = "secondary", size = "md", className, type = "button", ...props }: ComponentProps<"button"> & { variant?: ButtonVariant; size?: "sm" | "md" }) {
+export function Button({
+  variant = "secondary",
+  size = "md",
+  className,
+  type = "button",
+  ...props
+}: ComponentProps<"button"> & { variant?: ButtonVariant; size?: "sm" | "md" }) {
   return (
     <button
       type={type}

@@ -6,7 +6,21 @@ export const controlClass =
   "focus-visible:border-blue-600 focus-visible:outline-2 focus-visible:outline-offset-0 focus-visible:outline-blue-600 aria-invalid:border-red-600 disabled:bg-slate-100";
 
 /** A labelled form control: the label is always a real <label>, hints and errors are wired by id. */
-export function Field({ id, label, hint, error, children, className }: { id: string; label: ReactNode; hint?: ReactNode; error?: ReactNode; children: ReactNode; className?: string }) {
+export function Field({
+  id,
+  label,
+  hint,
+  error,
+  children,
+  className,
+}: {
+  id: string;
+  label: ReactNode;
+  hint?: ReactNode;
+  error?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   return (
     <div className={cx("space-y-1", className)}>
       <label htmlFor={id} className="block text-sm font-medium text-slate-800">

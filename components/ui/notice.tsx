@@ -12,10 +12,23 @@ const TONES = {
  * A message box. `role="alert"` for failures the person must notice now; `role="status"` for outcomes.
  * Inside a live region that already exists on the page (the reliable way to announce), pass `role="none"`.
  */
-export function Notice({ tone = "info", children, className, role, ...rest }: { tone?: keyof typeof TONES; children: ReactNode; className?: string; role?: "alert" | "status" | "none" } & Omit<React.HTMLAttributes<HTMLDivElement>, "role">) {
+export function Notice({
+  tone = "info",
+  children,
+  className,
+  role,
+  ...rest
+}: { tone?: keyof typeof TONES; children: ReactNode; className?: string; role?: "alert" | "status" | "none" } & Omit<
+  React.HTMLAttributes<HTMLDivElement>,
+  "role"
+>) {
   const resolved = role ?? (tone === "error" ? "alert" : "status");
   return (
-    <div role={resolved === "none" ? undefined : resolved} className={cx("rounded-md border px-3 py-2 text-sm", TONES[tone], className)} {...rest}>
+    <div
+      role={resolved === "none" ? undefined : resolved}
+      className={cx("rounded-md border px-3 py-2 text-sm", TONES[tone], className)}
+      {...rest}
+    >
       {children}
     </div>
   );

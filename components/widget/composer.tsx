@@ -5,7 +5,12 @@ import { useId, useState, type FormEvent, type KeyboardEvent, type RefObject } f
 const MAX_CHARS = 4000;
 
 /** The message input: Enter sends, Shift+Enter adds a line; the send button is disabled while empty. */
-export function Composer(a: { disabled: boolean; sending: boolean; onSend: (text: string) => Promise<boolean>; inputRef: RefObject<HTMLTextAreaElement | null> }) {
+export function Composer(a: {
+  disabled: boolean;
+  sending: boolean;
+  onSend: (text: string) => Promise<boolean>;
+  inputRef: RefObject<HTMLTextAreaElement | null>;
+}) {
   const [text, setText] = useState("");
   const hintId = useId();
   const inputId = useId();
@@ -57,7 +62,9 @@ export function Composer(a: { disabled: boolean; sending: boolean; onSend: (text
         </button>
       </div>
       <p id={hintId} className={`mt-1 text-xs ${tooLong ? "text-red-700" : "sr-only"}`}>
-        {tooLong ? `That's ${trimmed.length} characters; the limit is ${MAX_CHARS}. Please shorten it.` : "Press Enter to send, Shift+Enter for a new line."}
+        {tooLong
+          ? `That's ${trimmed.length} characters; the limit is ${MAX_CHARS}. Please shorten it.`
+          : "Press Enter to send, Shift+Enter for a new line."}
       </p>
     </form>
   );

@@ -12,8 +12,12 @@ import { MessageList } from "./message-list";
 import { StatusBanner, TypingIndicator } from "./status-banner";
 import { Composer } from "./composer";
 
-function plainError(err: unknown): string {
-  return err instanceof WidgetApiError ? err.message : "Something went wrong. Please try again.";
+/** What the customer is told when a call fails: the API's own sentence; a rate limit is a polite notice, not an error. */
+type ShownError = { message: string; limited: boolean };
+
+function plainError(err: unknown): ShownError {
+  if (!(err instanceof WidgetApiError)) return { message: "Something went wrong. Please try again.", limited: false };
+  return { message: err.message, limited: err.code === "RATE_LIMITED" };
 }
 
 /**
@@ -37,7 +41,7 @@ export function ConversationPane(a: {
   const qc = useQueryClient();
   const queryKey = ["widget-view", shop, token] as const;
   const inputRef = useRef<HTMLTextAreaElement>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
 
   const viewQuery = useQuery({
     queryKey,
@@ -65,7 +69,26 @@ export function ConversationPane(a: {
   }, [qc, shop, token]);
   useEffect(() => () => void (timer.current !== null && window.clearTimeout(timer.current)), []);
 
-  useLiveUpdates({ shop, token, cursor: session.cursor, onActivity: resync, onGone: a.onGone });
+  // The reply being written, as far as it is safe to show. It ends when the stored reply arrives (a resync), or
+  // disappears when the turn went on to a tool or the reply was sent back.
+  const [draft, setDraft] = useState<{ runId: string; text: string; lastSeq: number } | null>(null);
+  const onDraft = useCallback(
+    (d: { runId: string; text: string | null }) => {
+      const key = ["widget-view", shop, token] as const;
+      if (d.text) setDraft({ runId: d.runId, text: d.text, lastSeq: qc.getQueryData<WidgetView>(key)?.lastSeq ?? 0 });
+      else {
+        // Ended: read the stored reply, then let the draft go.
+        void qc.invalidateQueries({ queryKey: key }).finally(() => setDraft((cur) => (cur?.runId === d.runId ? null : cur)));
+      }
+    },
+    [qc, shop, token],
+  );
+  useEffect(() => {
+    // A newer agent message than the draft's start replaces it.
+    if (draft && view.messages.some((m) => m.seq > draft.lastSeq && m.from === "agent")) setDraft(null);
+  }, [draft, view.messages]);
+
+  useLiveUpdates({ shop, token, cursor: session.cursor, onActivity: resync, onGone: a.onGone, onDraft });
 
   const send = useMutation({
     mutationFn: (text: string) => sendMessage(shop, token, text),
@@ -118,7 +141,13 @@ export function ConversationPane(a: {
   }, [focusSignal]);
 
   const status = visibleStatus(view);
-  const personState = human.isPending ? "requesting" : status === "with_person" ? "with_person" : status === "waiting_for_person" ? "requested" : "available";
+  const personState = human.isPending
+    ? "requesting"
+    : status === "with_person"
+      ? "with_person"
+      : status === "waiting_for_person"
+        ? "requested"
+        : "available";
 
   return (
     <>
@@ -134,14 +163,34 @@ export function ConversationPane(a: {
       />
       <StatusBanner status={status} notice={pendingNotice(view)} owner={view.owner} shopName={a.shopName} />
       {a.notice ? (
-        <p role="note" className="shrink-0 border-b border-slate-200 bg-slate-50 px-3 py-2 text-sm text-slate-700" data-testid="widget-notice">
+        <p
+          role="note"
+          className="shrink-0 border-b border-slate-200 bg-slate-50 px-3 py-2 text-sm text-slate-700"
+          data-testid="widget-notice"
+        >
           {a.notice}
         </p>
       ) : null}
-      <MessageList messages={view.messages} pending={send.isPending ? send.variables ?? null : null} shopName={a.shopName} />
+      <MessageList
+        messages={view.messages}
+        pending={send.isPending ? (send.variables ?? null) : null}
+        draft={draft?.text ?? null}
+        shopName={a.shopName}
+      />
       <TypingIndicator active={status === "working" || send.isPending} />
       <div role="alert" className="shrink-0 px-3" data-testid="widget-error">
-        {error ? <p className="mb-2 rounded-lg border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-800">{error}</p> : null}
+        {error ? (
+          <p
+            data-limited={error.limited || undefined}
+            className={
+              error.limited
+                ? "mb-2 rounded-lg border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900"
+                : "mb-2 rounded-lg border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-800"
+            }
+          >
+            {error.message}
+          </p>
+        ) : null}
       </div>
       <Composer disabled={false} sending={send.isPending} onSend={onSend} inputRef={inputRef} />
       <WidgetFooter offline={a.offline} />

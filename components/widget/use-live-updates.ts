@@ -9,12 +9,22 @@ import { eventsUrl } from "./widget-api";
  * Every (re)connection sends the last event id it saw and triggers a resync, so an event that happened
  * while disconnected is never missed; `onActivity` is the cue to refetch the view from the last seq.
  */
-export function useLiveUpdates(a: { shop: string; token: string | null; cursor: string | null; onActivity: () => void; onGone: () => void }) {
+export function useLiveUpdates(a: {
+  shop: string;
+  token: string | null;
+  cursor: string | null;
+  onActivity: () => void;
+  onGone: () => void;
+  /** The reply being written: what is safe to show so far (null: it ended — its message follows, or it was dropped). */
+  onDraft?: (draft: { runId: string; text: string | null }) => void;
+}) {
   const onActivity = useRef(a.onActivity);
   const onGone = useRef(a.onGone);
+  const onDraft = useRef(a.onDraft);
   useEffect(() => {
     onActivity.current = a.onActivity;
     onGone.current = a.onGone;
+    onDraft.current = a.onDraft;
   });
 
   const { shop, token, cursor: initialCursor } = a;
@@ -40,8 +50,20 @@ export function useLiveUpdates(a: { shop: string; token: string | null; cursor: 
         const { value, done } = await reader.read();
         if (done) return "again";
         const events = parser.push(value);
-        for (const e of events) if (e.id && /^\d+$/.test(e.id)) cursor = e.id;
-        if (events.length) onActivity.current();
+        let feed = false;
+        for (const e of events) {
+          if (e.event === "draft") {
+            try {
+              onDraft.current?.(JSON.parse(e.data) as { runId: string; text: string | null });
+            } catch {
+              // a malformed frame is ignored: the stored reply follows anyway
+            }
+            continue;
+          }
+          feed = true;
+          if (e.id && /^\d+$/.test(e.id)) cursor = e.id;
+        }
+        if (feed) onActivity.current();
       }
     }
 

@@ -11,7 +11,8 @@ export type SessionState =
   | { kind: "ready"; session: WidgetSession; notice: string | null }
   | { kind: "failed"; message: string };
 
-const IDENTITY_REFUSED_NOTICE = "We couldn't confirm your sign-in, so this chat isn't linked to your account. You can still ask us anything.";
+const IDENTITY_REFUSED_NOTICE =
+  "We couldn't confirm your sign-in, so this chat isn't linked to your account. You can still ask us anything.";
 
 /**
  * Starts or resumes the visitor's conversation once the parent said who they are. A stored token is

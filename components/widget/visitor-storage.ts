@@ -48,7 +48,12 @@ export function visitorKey(identity: string | null): string {
   let sub = "unknown";
   try {
     const payload = identity.split(".")[1] ?? "";
-    const json = atob(payload.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(payload.length / 4) * 4, "="));
+    const json = atob(
+      payload
+        .replace(/-/g, "+")
+        .replace(/_/g, "/")
+        .padEnd(Math.ceil(payload.length / 4) * 4, "="),
+    );
     const claims = JSON.parse(json) as { sub?: unknown };
     if (typeof claims.sub === "string") sub = claims.sub.toLowerCase();
   } catch {

@@ -36,7 +36,11 @@ async function call<T>(url: string, init: RequestInit & { token?: string | null 
 const base = (shop: string) => `/api/widget/${encodeURIComponent(shop)}`;
 
 export function startConversation(shop: string, a: { token: string | null; identity: string | null }) {
-  return call<WidgetSession>(`${base(shop)}/conversation`, { method: "POST", token: a.token, body: JSON.stringify({ identity: a.identity }) });
+  return call<WidgetSession>(`${base(shop)}/conversation`, {
+    method: "POST",
+    token: a.token,
+    body: JSON.stringify({ identity: a.identity }),
+  });
 }
 
 export function fetchView(shop: string, token: string, afterSeq: number, signal?: AbortSignal) {

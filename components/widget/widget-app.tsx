@@ -20,7 +20,9 @@ export interface WidgetAppProps {
 
 /** The widget iframe's root: bridge to the shop page, the visitor's session, then the conversation. */
 export function WidgetApp(props: WidgetAppProps) {
-  const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true }, mutations: { retry: 0 } } }));
+  const [client] = useState(
+    () => new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true }, mutations: { retry: 0 } } }),
+  );
   return (
     <QueryClientProvider client={client}>
       <Widget {...props} />
@@ -52,7 +54,11 @@ function Widget(props: WidgetAppProps) {
         {session.kind === "failed" ? (
           <div role="alert" className="m-auto flex max-w-xs flex-col items-center gap-3 p-6 text-center text-sm text-slate-700">
             <p>{session.message}</p>
-            <button type="button" onClick={() => setAttempt((n) => n + 1)} className="rounded-lg bg-blue-600 px-4 py-2 font-semibold text-white hover:bg-blue-700">
+            <button
+              type="button"
+              onClick={() => setAttempt((n) => n + 1)}
+              className="rounded-lg bg-blue-600 px-4 py-2 font-semibold text-white hover:bg-blue-700"
+            >
               Try again
             </button>
           </div>

@@ -9,7 +9,13 @@ export function WidgetHeader(a: {
   onClose: (() => void) | null;
 }) {
   const label =
-    a.personState === "with_person" ? "With a person" : a.personState === "requested" ? "Person requested" : a.personState === "requesting" ? "Asking…" : "Talk to a person";
+    a.personState === "with_person"
+      ? "With a person"
+      : a.personState === "requested"
+        ? "Person requested"
+        : a.personState === "requesting"
+          ? "Asking…"
+          : "Talk to a person";
   return (
     <header className="flex shrink-0 items-center gap-2 bg-slate-900 px-3 py-2.5 text-white">
       <div className="min-w-0 flex-1">

@@ -24,6 +24,7 @@ describe("console server actions, called anonymously", async () => {
     takeOverConversationAction: { conversationId: "c1" },
     replyAsStaffAction: { conversationId: "c1", text: "hello" },
     handBackConversationAction: { conversationId: "c1" },
+    retryDeadLetterAction: { runId: "r1" },
   };
 
   it("covers every exported action", () => {

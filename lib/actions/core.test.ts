@@ -38,7 +38,9 @@ describe("staff operation wrapper", () => {
 
   it("re-reads the staff row: a deleted user with a still-valid session is refused", async () => {
     const tenantId = rita.tenantId;
-    const temp = await db.prisma.staffUser.create({ data: { tenantId, email: "temp@acme.test", name: "Temp", passwordHash: "x", role: "reviewer" } });
+    const temp = await db.prisma.staffUser.create({
+      data: { tenantId, email: "temp@acme.test", name: "Temp", passwordHash: "x", role: "reviewer" },
+    });
     const handler = vi.fn(async () => "ran");
     const op = factory({ staffId: temp.id, tenantId })({ name: "t", input }, handler);
     expect(await op({ handoffId: "h" })).toEqual({ ok: true, data: "ran" });
@@ -54,11 +56,17 @@ describe("staff operation wrapper", () => {
 
   it("checks the role, as the database says it is now", async () => {
     const supervisorsOnly = { name: "t", input, roles: ["supervisor", "admin"] as const };
-    expect(await factory(rita)(supervisorsOnly, async () => "ran")({ handoffId: "h" })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(await factory(rita)(supervisorsOnly, async () => "ran")({ handoffId: "h" })).toMatchObject({
+      ok: false,
+      error: { code: "FORBIDDEN" },
+    });
     expect(await factory(sol)(supervisorsOnly, async () => "ran")({ handoffId: "h" })).toEqual({ ok: true, data: "ran" });
     await db.prisma.staffUser.update({ where: { id: sol.staffId }, data: { role: "reviewer" } });
     try {
-      expect(await factory(sol)(supervisorsOnly, async () => "ran")({ handoffId: "h" })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+      expect(await factory(sol)(supervisorsOnly, async () => "ran")({ handoffId: "h" })).toMatchObject({
+        ok: false,
+        error: { code: "FORBIDDEN" },
+      });
     } finally {
       await db.prisma.staffUser.update({ where: { id: sol.staffId }, data: { role: "supervisor" } });
     }
@@ -72,15 +80,28 @@ describe("staff operation wrapper", () => {
   });
 
   it("hands the handler the caller's tenant and identity from the database", async () => {
-    const result = await factory(rita)({ name: "t", input }, async (i, ctx) => ({ id: i.handoffId, staffId: ctx.staffId, tenantId: ctx.tenantId, role: ctx.role, limit: ctx.authorityLimitCents, slug: ctx.tenantSlug }))({ handoffId: "h1" });
-    expect(result).toEqual({ ok: true, data: { id: "h1", staffId: rita.staffId, tenantId: rita.tenantId, role: "reviewer", limit: 30000, slug: "acme" } });
+    const result = await factory(rita)({ name: "t", input }, async (i, ctx) => ({
+      id: i.handoffId,
+      staffId: ctx.staffId,
+      tenantId: ctx.tenantId,
+      role: ctx.role,
+      limit: ctx.authorityLimitCents,
+      slug: ctx.tenantSlug,
+    }))({ handoffId: "h1" });
+    expect(result).toEqual({
+      ok: true,
+      data: { id: "h1", staffId: rita.staffId, tenantId: rita.tenantId, role: "reviewer", limit: 30000, slug: "acme" },
+    });
   });
 
   it("maps an AppError to its code and user message, with details", async () => {
     const op = factory(rita)({ name: "t", input }, async () => {
       throw new AppError("ALREADY_DECIDED", "Already approved by Raj.", { decidedBy: "Raj" }, "internal: row 123 status APPROVED");
     });
-    expect(await op({ handoffId: "h" })).toEqual({ ok: false, error: { code: "ALREADY_DECIDED", message: "Already approved by Raj.", details: { decidedBy: "Raj" } } });
+    expect(await op({ handoffId: "h" })).toEqual({
+      ok: false,
+      error: { code: "ALREADY_DECIDED", message: "Already approved by Raj.", details: { decidedBy: "Raj" } },
+    });
   });
 
   it("logs anything else and reports only INTERNAL, never its message", async () => {

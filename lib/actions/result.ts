@@ -24,6 +24,8 @@ const STATUS: Partial<Record<AppErrorCode, number>> = {
   EXPIRED: 410,
   OVER_AUTHORITY: 403,
   GATE_DENIED: 422,
+  RATE_LIMITED: 429,
+  TOO_LARGE: 413,
   INTERNAL: 500,
 };
 

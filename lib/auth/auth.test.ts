@@ -16,7 +16,13 @@ describe("staff credentials", () => {
 
   it("accepts the right password (email in any case) and returns the session claims", async () => {
     const claims = await verifyStaffCredentials(db.prisma, "  Raj@ACME.test ", "demo-password");
-    expect(claims).toMatchObject({ email: "raj@acme.test", name: "Raj", role: "reviewer", tenantSlug: "acme", tenantName: "Acme Outfitters" });
+    expect(claims).toMatchObject({
+      email: "raj@acme.test",
+      name: "Raj",
+      role: "reviewer",
+      tenantSlug: "acme",
+      tenantName: "Acme Outfitters",
+    });
     expect(parseSessionClaims(claims)).toEqual(claims);
   });
 

@@ -8,7 +8,8 @@ let dummyHash: Promise<string> | undefined;
 
 /**
  * Checks a staff member's email and password (bcrypt). Returns the session claims, or null for any
- * mismatch — the caller must not say which half was wrong.
+ * mismatch — the caller must not say which half was wrong. A deactivated person, or one invited who has not set a
+ * password yet, is refused the same way (and costs the same time).
  */
 export async function verifyStaffCredentials(db: PrismaTx, emailRaw: unknown, passwordRaw: unknown): Promise<SessionClaims | null> {
   if (typeof emailRaw !== "string" || typeof passwordRaw !== "string") return null;
@@ -16,7 +17,7 @@ export async function verifyStaffCredentials(db: PrismaTx, emailRaw: unknown, pa
   const password = passwordRaw;
   if (!email || !password || email.length > 320 || password.length > 200) return null;
   const staff = await db.staffUser.findUnique({ where: { email }, include: { tenant: true } });
-  if (!staff) {
+  if (!staff?.passwordHash || staff.deactivatedAt) {
     dummyHash ??= bcrypt.hash("not-a-real-password", 10);
     await bcrypt.compare(password, await dummyHash);
     return null;

@@ -15,17 +15,27 @@ export interface StaffContext {
 }
 
 /**
- * Re-reads the staff row behind a session on every call, scoped to the session's tenant, so a deleted or
- * moved user is refused at once and a changed role or authority applies at once. Null when gone.
+ * Re-reads the staff row behind a session on every call, scoped to the session's tenant, so a deleted, moved or
+ * deactivated user is refused at once and a changed role or authority applies at once. Null when gone.
  */
 export async function loadStaffContext(db: PrismaTx, claims: Pick<SessionClaims, "staffId" | "tenantId">): Promise<StaffContext | null> {
-  const staff = await db.staffUser.findFirst({ where: { id: claims.staffId, tenantId: claims.tenantId }, include: { tenant: true } });
+  const staff = await db.staffUser.findFirst({
+    where: { id: claims.staffId, tenantId: claims.tenantId, deactivatedAt: null },
+    include: { tenant: true },
+  });
   if (!staff) return null;
   return { ...claimsOfStaff(staff), authorityLimitCents: staff.authorityLimitCents };
 }
 
 /** The session claims of a staff row (with its tenant): what sign-in stores and every call re-derives. */
-export function claimsOfStaff(staff: { id: string; tenantId: string; role: StaffRole; name: string; email: string; tenant: { slug: string; name: string } }): SessionClaims {
+export function claimsOfStaff(staff: {
+  id: string;
+  tenantId: string;
+  role: StaffRole;
+  name: string;
+  email: string;
+  tenant: { slug: string; name: string };
+}): SessionClaims {
   return {
     staffId: staff.id,
     tenantId: staff.tenantId,

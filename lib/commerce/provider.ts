@@ -1,5 +1,7 @@
-import type { PrismaClient, PrismaTx, Json } from "@/lib/db/prisma-types";
-import { Prisma } from "@/lib/db/prisma-types";
+import type { Transaction } from "kysely";
+import type { DB } from "@/lib/db/kysely";
+import { recordedOutcome, recordEffect } from "@/lib/store/effects";
+import { withSpan } from "@/lib/telemetry/tracing";
 import { takeFault } from "./faults";
 
 /** A failure of the provider that may succeed on retry with the same idempotency key. */
@@ -10,70 +12,68 @@ export class ProviderTransientError extends Error {
   }
 }
 
+/**
+ * The provider performed the effect but its answer was lost (a timeout after it committed). The effect and its
+ * records stay; the caller must treat the call as transiently failed and retry under the same key, which then
+ * returns the recorded outcome.
+ */
+export class ProviderAnswerLostError extends ProviderTransientError {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProviderAnswerLostError";
+  }
+}
+
 export interface EffectRequest {
   tenantId: string;
   idempotencyKey: string;
   operation: string; // the tool name
-  request: Json;
+  request: unknown;
   ledger: { runId: string; toolCallId: string };
 }
 
 /**
- * The payments/fulfilment boundary. Behaves like a payment provider's idempotency keys: the first call with a
- * key performs the effect; any later call with the same key returns the recorded outcome and does nothing.
- * The effect, the provider's record, the effect-ledger row and the audit event commit in ONE transaction, so a
- * crash leaves either all of them or none.
+ * The payments/fulfilment boundary. Behaves like a payment provider's idempotency keys: the first call with a key
+ * performs the effect; any later call with the same key returns the recorded outcome and does nothing. The effect,
+ * the provider's record, the effect-ledger row and the audit record are written in the caller's transaction (the
+ * runtime's, fenced by the run's lease), so a crash leaves either all of them or none.
  */
-export async function performEffect<T extends Record<string, unknown>>(
-  db: PrismaClient | PrismaTx,
+export function performEffect<T extends Record<string, unknown>>(
+  tx: Transaction<DB>,
   req: EffectRequest,
-  effect: (tx: PrismaTx) => Promise<T>,
+  effect: (tx: Transaction<DB>) => Promise<T>,
+): Promise<{ outcome: T; replayed: boolean }> {
+  const attributes = {
+    "tenant.id": req.tenantId,
+    "run.id": req.ledger.runId,
+    "tool.name": req.operation,
+    "tool_call.id": req.ledger.toolCallId,
+  };
+  return withSpan("effect.perform", attributes, () => performEffectInSpan(tx, req, effect));
+}
+
+async function performEffectInSpan<T extends Record<string, unknown>>(
+  tx: Transaction<DB>,
+  req: EffectRequest,
+  effect: (tx: Transaction<DB>) => Promise<T>,
 ): Promise<{ outcome: T; replayed: boolean }> {
   if (takeFault(req.operation, "transient")) {
     throw new ProviderTransientError(`${req.operation}: the provider is temporarily unavailable`);
   }
-  const run = async (tx: PrismaTx) => {
-    const recorded = await tx.providerRequest.findUnique({
-      where: { tenantId_idempotencyKey: { tenantId: req.tenantId, idempotencyKey: req.idempotencyKey } },
-    });
-    if (recorded) return { outcome: recorded.response as T, replayed: true };
-    const outcome = await effect(tx);
-    await tx.providerRequest.create({
-      data: { tenantId: req.tenantId, idempotencyKey: req.idempotencyKey, operation: req.operation, request: req.request, response: outcome as Json },
-    });
-    await tx.effectLedger.create({
-      data: {
-        tenantId: req.tenantId,
-        runId: req.ledger.runId,
-        toolCallId: req.ledger.toolCallId,
-        toolName: req.operation,
-        idempotencyKey: req.idempotencyKey,
-        input: req.request,
-        outcome: outcome as Json,
-      },
-    });
-    // The audit record of every side effect is written here, by code, never left to the model.
-    await tx.auditEvent.create({
-      data: { tenantId: req.tenantId, runId: req.ledger.runId, actor: "agent", action: `effect.${req.operation}`, subject: req.idempotencyKey, data: { request: req.request, outcome: outcome as Json } },
-    });
-    return { outcome, replayed: false };
-  };
-
-  let result: { outcome: T; replayed: boolean };
-  try {
-    result = "$transaction" in db ? await (db as PrismaClient).$transaction(run) : await run(db);
-  } catch (err) {
-    // Two workers raced on one key: the loser's transaction rolled back whole; read the winner's outcome.
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
-      const recorded = await db.providerRequest.findUnique({
-        where: { tenantId_idempotencyKey: { tenantId: req.tenantId, idempotencyKey: req.idempotencyKey } },
-      });
-      if (recorded) return { outcome: recorded.response as T, replayed: true };
-    }
-    throw err;
+  const recorded = await recordedOutcome(tx, req.tenantId, req.idempotencyKey);
+  if (recorded) return { outcome: recorded as T, replayed: true };
+  const outcome = await effect(tx);
+  await recordEffect(tx, {
+    tenantId: req.tenantId,
+    runId: req.ledger.runId,
+    toolCallId: req.ledger.toolCallId,
+    operation: req.operation,
+    idempotencyKey: req.idempotencyKey,
+    request: req.request,
+    outcome,
+  });
+  if (takeFault(req.operation, "timeout_after_commit")) {
+    throw new ProviderAnswerLostError(`${req.operation}: the provider timed out (the effect may have happened)`);
   }
-  if (!result.replayed && takeFault(req.operation, "timeout_after_commit")) {
-    throw new ProviderTransientError(`${req.operation}: the provider timed out (the effect may have happened)`);
-  }
-  return result;
+  return { outcome, replayed: false };
 }

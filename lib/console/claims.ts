@@ -1,39 +1,89 @@
-import type { PrismaClient } from "@/lib/db/prisma-types";
+import { sql } from "kysely";
+import { storeOf } from "@/lib/db/kysely";
 import { AppError } from "@/lib/errors";
-import { publishEvent } from "@/lib/events";
-
-export const CLAIM_MS = Number(process.env.SUPPORT_CLAIM_MS ?? 5 * 60_000);
+import { addEvent } from "@/lib/store/events";
+import { Statement } from "@/lib/store/statement";
+import { env } from "@/lib/env";
 
 /**
- * Claims a pending handoff for one reviewer (or renews their claim). A claim expires unless renewed, so a
- * reviewer who walks away does not block the item. Another reviewer's live claim → CLAIMED_BY_OTHER.
+ * Claims a pending handoff for one reviewer (or renews their claim). A claim expires unless renewed, so a reviewer
+ * who walks away does not block the item. Another reviewer's live claim → CLAIMED_BY_OTHER. One statement: the
+ * claim is taken only if the item is pending and free (or already the caller's); otherwise it says why.
  */
-export async function claimHandoff(db: PrismaClient, actor: { tenantId: string; staffId: string }, handoffId: string) {
-  return db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM "Handoff" WHERE id = ${handoffId} AND "tenantId" = ${actor.tenantId} FOR UPDATE`;
-    if (!rows.length) throw new AppError("NOT_FOUND", "This handoff was not found.");
-    const h = await tx.handoff.findUniqueOrThrow({ where: { id: handoffId } });
-    if (h.status !== "PENDING") throw new AppError("ALREADY_DECIDED", `This item is already ${h.status.toLowerCase()}.`);
-    const now = new Date();
-    if (h.claimedById && h.claimedById !== actor.staffId && h.claimExpiresAt && h.claimExpiresAt > now) {
-      const holder = await tx.staffUser.findUnique({ where: { id: h.claimedById } });
-      throw new AppError("CLAIMED_BY_OTHER", `${holder?.name ?? "Another reviewer"} is working on this item.`, { claimedBy: holder?.name ?? null });
-    }
-    const until = new Date(now.getTime() + CLAIM_MS);
-    await tx.handoff.update({ where: { id: handoffId }, data: { claimedById: actor.staffId, claimExpiresAt: until } });
-    await publishEvent(tx, { tenantId: actor.tenantId, conversationId: h.conversationId, type: "handoff.claimed", data: { handoffId, staffId: actor.staffId } });
-    return { handoffId, claimedById: actor.staffId, claimExpiresAt: until };
-  });
+export async function claimHandoff(client: object, actor: { tenantId: string; staffId: string }, handoffId: string) {
+  const db = storeOf(client);
+  const until = new Date(Date.now() + env().SUPPORT_CLAIM_MS);
+  const s = Statement.plain();
+  s.select(
+    "h",
+    sql`SELECT h.id, h.status::text AS status, h."conversationId", h."claimedById", h."claimExpiresAt",
+               (SELECT name FROM "StaffUser" WHERE id = h."claimedById") AS "holderName"
+        FROM "Handoff" h WHERE h.id = ${handoffId} AND h."tenantId" = ${actor.tenantId}`,
+  );
+  s.update(
+    "claimed",
+    "Handoff",
+    { claimedById: actor.staffId, claimExpiresAt: until },
+    sql<boolean>`"Handoff".id = ${handoffId} AND "Handoff"."tenantId" = ${actor.tenantId} AND "Handoff".status = 'PENDING'
+      AND ("Handoff"."claimedById" IS NULL OR "Handoff"."claimedById" = ${actor.staffId} OR "Handoff"."claimExpiresAt" IS NULL OR "Handoff"."claimExpiresAt" <= now())`,
+    { returning: sql`"Handoff".id, "Handoff"."conversationId"` },
+  );
+  addEvent(
+    s,
+    "ev",
+    {
+      tenantId: actor.tenantId,
+      conversationId: sql`claimed."conversationId"`,
+      type: "handoff.claimed",
+      data: { handoffId, staffId: actor.staffId },
+    },
+    { from: ["claimed"] },
+  );
+  const row = await s.run<{ claimed: boolean; status: string | null; holderName: string | null }>(
+    db,
+    sql`EXISTS (SELECT 1 FROM claimed) AS claimed, (SELECT status FROM h) AS status, (SELECT "holderName" FROM h) AS "holderName"`,
+  );
+  if (!row?.status) throw new AppError("NOT_FOUND", "This handoff was not found.");
+  if (row.claimed) return { handoffId, claimedById: actor.staffId, claimExpiresAt: until };
+  // Refused. "h" is the item as the statement began; when a competing claim or decision was still being written then,
+  // the UPDATE waited for it and checked the row again (READ COMMITTED does that for the updated row only), so "h" can
+  // still show the item free and pending. Read it again now that the competitor has committed: the reviewer who lost
+  // is told who has the item, or that it was decided, never "another reviewer" for a name the database knows.
+  const now = await sql<{ status: string; holderName: string | null }>`
+    SELECT h.status::text AS status, (SELECT name FROM "StaffUser" WHERE id = h."claimedById") AS "holderName"
+    FROM "Handoff" h WHERE h.id = ${handoffId} AND h."tenantId" = ${actor.tenantId}`.execute(db);
+  const { status, holderName } = now.rows[0] ?? row;
+  if (status !== "PENDING") throw new AppError("ALREADY_DECIDED", `This item is already ${status.toLowerCase()}.`);
+  throw new AppError("CLAIMED_BY_OTHER", `${holderName ?? "Another reviewer"} is working on this item.`, { claimedBy: holderName });
 }
 
 /** Lets go of one's own claim. */
-export async function releaseHandoffClaim(db: PrismaClient, actor: { tenantId: string; staffId: string }, handoffId: string) {
-  const h = await db.handoff.findFirst({ where: { id: handoffId, tenantId: actor.tenantId } });
-  if (!h) throw new AppError("NOT_FOUND", "This handoff was not found.");
-  const released = await db.$transaction(async (tx) => {
-    const { count } = await tx.handoff.updateMany({ where: { id: handoffId, claimedById: actor.staffId }, data: { claimedById: null, claimExpiresAt: null } });
-    if (count) await publishEvent(tx, { tenantId: actor.tenantId, conversationId: h.conversationId, type: "handoff.claimed", data: { handoffId, staffId: null } });
-    return count > 0;
-  });
-  return { handoffId, released };
+export async function releaseHandoffClaim(client: object, actor: { tenantId: string; staffId: string }, handoffId: string) {
+  const db = storeOf(client);
+  const s = Statement.plain();
+  s.select("h", sql`SELECT id FROM "Handoff" WHERE id = ${handoffId} AND "tenantId" = ${actor.tenantId}`);
+  s.update(
+    "released",
+    "Handoff",
+    { claimedById: null, claimExpiresAt: null },
+    sql<boolean>`"Handoff".id = ${handoffId} AND "Handoff"."tenantId" = ${actor.tenantId} AND "Handoff"."claimedById" = ${actor.staffId}`,
+    { returning: sql`"Handoff"."conversationId"` },
+  );
+  addEvent(
+    s,
+    "ev",
+    {
+      tenantId: actor.tenantId,
+      conversationId: sql`released."conversationId"`,
+      type: "handoff.claimed",
+      data: { handoffId, staffId: null },
+    },
+    { from: ["released"] },
+  );
+  const row = await s.run<{ found: boolean; released: boolean }>(
+    db,
+    sql`EXISTS (SELECT 1 FROM h) AS found, EXISTS (SELECT 1 FROM released) AS released`,
+  );
+  if (!row?.found) throw new AppError("NOT_FOUND", "This handoff was not found.");
+  return { handoffId, released: row.released };
 }

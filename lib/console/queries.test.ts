@@ -5,17 +5,41 @@ import { AppError } from "@/lib/errors";
 import { publishEvent } from "@/lib/events";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
 import { queueFilterSchema } from "./filters";
-import { consoleEvents, conversationDetail, eventHead, handoffDetail, listRuns, queueHandoffs, runInspection } from "./queries";
+import { consoleEvents, conversationDetail, eventHead, handoffDetail, queueHandoffs } from "./queries";
+import { runReview, searchRuns } from "./runs";
 
-async function makeHandoff(db: PrismaClient, tenantId: string, o: { kind?: "APPROVAL" | "ESCALATION"; amountCents?: number | null; minutesAgo?: number; claimedById?: string; claimMinutes?: number; status?: "PENDING" | "APPROVED" } = {}) {
+async function makeHandoff(
+  db: PrismaClient,
+  tenantId: string,
+  o: {
+    kind?: "APPROVAL" | "ESCALATION";
+    amountCents?: number | null;
+    minutesAgo?: number;
+    claimedById?: string;
+    claimMinutes?: number;
+    status?: "PENDING" | "APPROVED";
+  } = {},
+) {
   const conversation = await db.conversation.create({ data: { tenantId, tokenHash: randomUUID() } });
   const payload = {
-    customer: null, asked: "refund please", tried: [], rootCause: "needs approval", amountCents: o.amountCents ?? null,
-    recommendedAction: "Approve: Refund.", reason: "Refund needs approval", trigger: "approval_required", orderNumber: null,
+    customer: null,
+    asked: "refund please",
+    tried: [],
+    rootCause: "needs approval",
+    amountCents: o.amountCents ?? null,
+    recommendedAction: "Approve: Refund.",
+    reason: "Refund needs approval",
+    trigger: "approval_required",
+    orderNumber: null,
   };
   const h = await db.handoff.create({
     data: {
-      tenantId, conversationId: conversation.id, kind: o.kind ?? "APPROVAL", status: o.status ?? "PENDING", payload, amountCents: o.amountCents ?? null,
+      tenantId,
+      conversationId: conversation.id,
+      kind: o.kind ?? "APPROVAL",
+      status: o.status ?? "PENDING",
+      payload,
+      amountCents: o.amountCents ?? null,
       createdAt: new Date(Date.now() - (o.minutesAgo ?? 1) * 60_000),
       ...(o.claimedById ? { claimedById: o.claimedById, claimExpiresAt: new Date(Date.now() + (o.claimMinutes ?? 5) * 60_000) } : {}),
     },
@@ -88,11 +112,24 @@ describe("console queries", () => {
 
   it("runs are scoped to the shop too", async () => {
     const conv = await db.prisma.conversation.create({ data: { tenantId: acme, tokenHash: randomUUID() } });
-    const run = await db.prisma.run.create({ data: { tenantId: acme, conversationId: conv.id, maxTurns: 12, tokenBudget: 1000, policyVersion: 1, promptVersion: "p1", toolsVersion: "t1", model: "offline" } });
-    await expect(runInspection(db.prisma, globex, run.id)).rejects.toEqual(expect.objectContaining({ code: "NOT_FOUND" }));
-    expect((await runInspection(db.prisma, acme, run.id)).run.id).toBe(run.id);
-    expect((await listRuns(db.prisma, acme)).map((r) => r.id)).toContain(run.id);
-    expect((await listRuns(db.prisma, globex)).map((r) => r.id)).not.toContain(run.id);
+    const run = await db.prisma.run.create({
+      data: {
+        tenantId: acme,
+        conversationId: conv.id,
+        maxTurns: 12,
+        tokenBudget: 1000,
+        policyVersion: 1,
+        promptVersion: "p1",
+        toolsVersion: "t1",
+        model: "offline",
+      },
+    });
+    const supervisorOf = (tenantId: string) => ({ tenantId, role: "supervisor" as const });
+    await expect(runReview(db.prisma, supervisorOf(globex), run.id)).rejects.toEqual(expect.objectContaining({ code: "NOT_FOUND" }));
+    expect((await runReview(db.prisma, supervisorOf(acme), run.id)).run.id).toBe(run.id);
+    const all = { outcome: "all" } as const;
+    expect((await searchRuns(db.prisma, supervisorOf(acme), all)).runs.map((r) => r.id)).toContain(run.id);
+    expect((await searchRuns(db.prisma, supervisorOf(globex), all)).runs.map((r) => r.id)).not.toContain(run.id);
   });
 
   it("hands out JSON-shaped data (dates as strings) so page and refetch agree", async () => {

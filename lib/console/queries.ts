@@ -1,12 +1,17 @@
 import "server-only";
 import type { Prisma, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
+import { storeOf } from "@/lib/db/kysely";
 import { eventsSince } from "@/lib/events";
+import { feedHead } from "@/lib/store/events";
+import { currentDraft, waitForFeed } from "@/lib/live/hub";
 import { customerView } from "@/lib/conversations/view";
-import { runDetail } from "@/lib/operator/commands";
 import { presentHandoff } from "@/lib/operator/present";
+import { parseHandoffPayload } from "@/lib/handoffs/record";
+import { agentsOwnAccount, describeToolCalls } from "./agent-tried";
 import type { QueueFilter } from "./filters";
 import { jsonify, type Jsonify } from "./json";
+import { orderFacts } from "./order-facts";
 import { SLA_AMBER_MS, SLA_RED_MS } from "./sla";
 
 // The console's data access. Every function takes the caller's tenant and puts it in the `where`, so an id
@@ -15,9 +20,21 @@ import { SLA_AMBER_MS, SLA_RED_MS } from "./sla";
 
 type Actor = { tenantId: string; staffId: string };
 
-async function staffNames(db: PrismaTx, tenantId: string) {
+export async function staffNames(db: PrismaTx, tenantId: string) {
   const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
   return new Map(staff.map((s) => [s.id, s.name]));
+}
+
+type HandoffWithApprovals = Omit<Parameters<typeof presentHandoff>[0], "approvals"> & {
+  approvals: Array<{ staffId: string; createdAt: Date }>;
+};
+
+/** A handoff as the console shows it: the presented record, with every approver named and timed. */
+export function consoleHandoff(h: HandoffWithApprovals, names: Map<string, string>) {
+  return {
+    ...presentHandoff(h, names),
+    approvals: h.approvals.map((a) => ({ staffId: a.staffId, name: names.get(a.staffId) ?? null, at: a.createdAt })),
+  };
 }
 
 function queueWhere(actor: Actor, filter: QueueFilter, now: Date): Prisma.HandoffWhereInput {
@@ -33,7 +50,8 @@ function queueWhere(actor: Actor, filter: QueueFilter, now: Date): Prisma.Handof
   if (filter.age === "overdue") and.push({ createdAt: { lte: ago(SLA_RED_MS) } });
   // A claim counts only while it is live; an expired one is the same as none.
   if (filter.claimed === "me") and.push({ claimedById: actor.staffId, claimExpiresAt: { gt: now } });
-  if (filter.claimed === "others") and.push({ claimedById: { not: null }, claimExpiresAt: { gt: now } }, { NOT: { claimedById: actor.staffId } });
+  if (filter.claimed === "others")
+    and.push({ claimedById: { not: null }, claimExpiresAt: { gt: now } }, { NOT: { claimedById: actor.staffId } });
   if (filter.claimed === "nobody") and.push({ OR: [{ claimedById: null }, { claimExpiresAt: null }, { claimExpiresAt: { lte: now } }] });
   return { AND: and };
 }
@@ -49,28 +67,133 @@ export async function queueHandoffs(db: PrismaTx, actor: Actor, filter: QueueFil
     take: QUEUE_LIMIT,
   });
   const names = await staffNames(db, actor.tenantId);
-  return jsonify(rows.map((h) => presentHandoff(h, names)));
+  return jsonify(rows.map((h) => consoleHandoff(h, names)));
 }
 export type QueueItem = Awaited<ReturnType<typeof queueHandoffs>>[number];
 
+/** Gate decisions that stopped or parked a call, as reviewers read them. */
+const STOPPING_DECISIONS = ["deny", "ask", "defer"] as const;
+
+/** How many of the conversation's latest messages the handoff page shows inline. */
+export const HANDOFF_MESSAGES = 40;
+
 /**
- * One handoff with what a reviewer needs around it: the run's phase, the pending call's state and result
- * (so the outcome of a decision is what the server recorded), and who holds the conversation.
+ * One handoff with everything a reviewer decides from, beside the decision: the record; the order it is about
+ * (items, amounts, delivery, refunds and replacements on it and for the customer); the conversation as the
+ * customer saw it; the customer's own words apart from the agent's; what the agent tried, in words; the rules
+ * that stopped it, with their policy version; the pending call's state and result; who holds the conversation.
  */
 export async function handoffDetail(db: PrismaTx, tenantId: string, handoffId: string) {
   const h = await db.handoff.findFirst({ where: { id: handoffId, tenantId }, include: { approvals: { orderBy: { createdAt: "asc" } } } });
   if (!h) throw new AppError("NOT_FOUND", "This handoff was not found.");
-  const [names, run, call, conversation] = await Promise.all([
+  const payload = parseHandoffPayload(h.payload);
+  const [names, run, call, conversation, toolCalls, gateDecisions, messages, customerMessages] = await Promise.all([
     staffNames(db, tenantId),
-    h.runId ? db.run.findFirst({ where: { id: h.runId, tenantId }, select: { id: true, phase: true, outcome: true, lastStopReason: true } }) : null,
-    h.toolCallId ? db.toolCall.findFirst({ where: { id: h.toolCallId, tenantId }, select: { status: true, isError: true, result: true, effectiveInput: true, idempotencyKey: true } }) : null,
-    db.conversation.findFirstOrThrow({ where: { id: h.conversationId, tenantId }, select: { id: true, status: true, ownerStaffId: true } }),
+    h.runId
+      ? db.run.findFirst({ where: { id: h.runId, tenantId }, select: { id: true, phase: true, outcome: true, lastStopReason: true } })
+      : null,
+    h.toolCallId
+      ? db.toolCall.findFirst({
+          where: { id: h.toolCallId, tenantId },
+          select: { status: true, isError: true, result: true, effectiveInput: true, idempotencyKey: true },
+        })
+      : null,
+    db.conversation.findFirstOrThrow({
+      where: { id: h.conversationId, tenantId },
+      select: { id: true, status: true, ownerStaffId: true, customerId: true, verifiedCustomerId: true, verificationExpiresAt: true },
+    }),
+    h.runId
+      ? db.toolCall.findMany({
+          where: { runId: h.runId, tenantId },
+          orderBy: [{ messageSeq: "asc" }, { position: "asc" }],
+          select: {
+            toolUseId: true,
+            name: true,
+            input: true,
+            effectiveInput: true,
+            status: true,
+            isError: true,
+            gateDecision: true,
+            gateReason: true,
+            result: true,
+            review: true,
+          },
+        })
+      : [],
+    h.runId
+      ? db.gateDecision.findMany({
+          where: { runId: h.runId, tenantId, actor: "policy", decision: { in: [...STOPPING_DECISIONS] } },
+          orderBy: { createdAt: "asc" },
+          select: { toolUseId: true, gate: true, decision: true, reason: true, policyVersion: true, createdAt: true },
+        })
+      : [],
+    db.message.findMany({
+      where: { conversationId: h.conversationId, tenantId, shownToCustomer: true },
+      orderBy: { seq: "desc" },
+      take: HANDOFF_MESSAGES,
+      select: { seq: true, author: true, staffId: true, displayText: true, createdAt: true },
+    }),
+    // The customer's own words for this request: what they wrote in the handoff's run (or, without a run, before it).
+    db.message.findMany({
+      where: {
+        conversationId: h.conversationId,
+        tenantId,
+        author: "CUSTOMER",
+        ...(h.runId ? { runId: h.runId } : { createdAt: { lte: h.createdAt } }),
+      },
+      orderBy: { seq: "desc" },
+      take: 5,
+      select: { displayText: true, createdAt: true },
+    }),
   ]);
+  const proposed = (payload.proposedInput ?? {}) as Record<string, unknown>;
+  const orderNumber = payload.orderNumber ?? (typeof proposed.order_number === "string" ? proposed.order_number : null);
+  const order = await orderFacts(db, tenantId, {
+    orderNumber,
+    customerId: payload.customer?.id ?? conversation.verifiedCustomerId ?? conversation.customerId,
+    verifiedCustomerId: conversation.verifiedCustomerId,
+  });
+  const toolNames = new Map(toolCalls.map((c) => [c.toolUseId, c.name]));
+  const shown = [...messages].reverse();
   return jsonify({
-    handoff: presentHandoff(h, names),
+    handoff: consoleHandoff(h, names),
     run,
     toolCall: call,
-    conversation: { ...conversation, ownerName: conversation.ownerStaffId ? names.get(conversation.ownerStaffId) ?? null : null },
+    conversation: {
+      id: conversation.id,
+      status: conversation.status,
+      ownerStaffId: conversation.ownerStaffId,
+      ownerName: conversation.ownerStaffId ? (names.get(conversation.ownerStaffId) ?? null) : null,
+      verified: !!conversation.verifiedCustomerId,
+    },
+    order,
+    /** the conversation as the customer saw it (its latest messages, oldest first) */
+    messages: shown.map((m) => ({
+      seq: m.seq,
+      from: m.author === "CUSTOMER" ? "customer" : m.author === "STAFF" ? "person" : m.author === "AGENT" ? "agent" : "system",
+      name: m.author === "STAFF" && m.staffId ? (names.get(m.staffId) ?? "Support") : null,
+      text: m.displayText ?? "",
+      at: m.createdAt,
+    })),
+    earlierMessages: shown.length === HANDOFF_MESSAGES && (shown[0]?.seq ?? 0) > 1,
+    customerWords: customerMessages
+      .reverse()
+      .map((m) => m.displayText ?? "")
+      .filter(Boolean),
+    /** the specialist (an agent run as a tool) that asked, outermost first ("Delivery … → Returns …"); null: the agent */
+    specialist: payload.specialist ?? null,
+    /** the agent's stated reason on the pending call (e.g. refund_order's `reason`), apart from the customer's words */
+    agentReason: typeof proposed.reason === "string" ? proposed.reason : null,
+    tried: describeToolCalls(toolCalls),
+    agentAccount: agentsOwnAccount(payload.tried),
+    stoppedBy: gateDecisions.map((g) => ({
+      gate: g.gate,
+      decision: g.decision,
+      reason: g.reason,
+      policyVersion: g.policyVersion,
+      toolName: toolNames.get(g.toolUseId) ?? null,
+      at: g.createdAt,
+    })),
   });
 }
 export type HandoffDetail = Awaited<ReturnType<typeof handoffDetail>>;
@@ -83,39 +206,28 @@ export async function conversationDetail(db: PrismaTx, tenantId: string, convers
   const [view, customer, handoffs, names] = await Promise.all([
     customerView(db, conv.id),
     conv.customerId ? db.customer.findFirst({ where: { id: conv.customerId, tenantId }, select: { name: true, email: true } }) : null,
-    db.handoff.findMany({ where: { conversationId: conv.id, tenantId }, include: { approvals: true }, orderBy: { createdAt: "desc" }, take: 20 }),
+    db.handoff.findMany({
+      where: { conversationId: conv.id, tenantId },
+      include: { approvals: { orderBy: { createdAt: "asc" } } },
+      orderBy: { createdAt: "desc" },
+      take: 20,
+    }),
     staffNames(db, tenantId),
   ]);
   return jsonify({
-    conversation: { id: conv.id, status: conv.status, ownerStaffId: conv.ownerStaffId, ownerName: view.owner, customer, createdAt: conv.createdAt },
+    conversation: {
+      id: conv.id,
+      status: conv.status,
+      ownerStaffId: conv.ownerStaffId,
+      ownerName: view.owner,
+      customer,
+      createdAt: conv.createdAt,
+    },
     view,
-    handoffs: handoffs.map((h) => presentHandoff(h, names)),
+    handoffs: handoffs.map((h) => consoleHandoff(h, names)),
   });
 }
 export type ConversationDetail = Awaited<ReturnType<typeof conversationDetail>>;
-
-export const RUN_PHASES = ["RUNNING", "WAITING_FOR_APPROVAL", "WAITING_FOR_RETRY", "COMPLETED", "ESCALATED", "DEAD_LETTER"] as const;
-
-/** Recent runs of the shop, newest first, optionally by phase. */
-export async function listRuns(db: PrismaTx, tenantId: string, filter: { phase?: (typeof RUN_PHASES)[number]; limit?: number } = {}) {
-  const runs = await db.run.findMany({
-    where: { tenantId, ...(filter.phase ? { phase: filter.phase } : {}) },
-    orderBy: [{ startedAt: "desc" }, { id: "asc" }],
-    take: Math.min(filter.limit ?? 100, 500),
-    select: {
-      id: true, conversationId: true, phase: true, turnsUsed: true, maxTurns: true, inputTokens: true, outputTokens: true,
-      costMicros: true, activeMs: true, model: true, lastStopReason: true, outcome: true, policyVersion: true, startedAt: true, endedAt: true,
-    },
-  });
-  return jsonify(runs);
-}
-export type RunSummary = Awaited<ReturnType<typeof listRuns>>[number];
-
-/** A run as the model saw it (lib/operator runDetail), scoped to the shop. */
-export async function runInspection(db: PrismaTx, tenantId: string, runId: string) {
-  return jsonify(await runDetail(db, runId, tenantId));
-}
-export type RunInspection = Awaited<ReturnType<typeof runInspection>>;
 
 /**
  * Where a live view starts following the feed: it reads this, then loads its data. Same visibility rule as
@@ -123,9 +235,7 @@ export type RunInspection = Awaited<ReturnType<typeof runInspection>>;
  * with a lower id is still delivered; at worst the view refetches once for something it already shows.
  */
 export async function eventHead(db: PrismaTx, tenantId: string): Promise<string> {
-  const rows = await db.$queryRaw<Array<{ head: bigint | null }>>`
-    SELECT max(id) AS head FROM "Event" WHERE "tenantId" = ${tenantId} AND txid < pg_snapshot_xmin(pg_current_snapshot())`;
-  return (rows[0]?.head ?? BigInt(0)).toString();
+  return (await feedHead(storeOf(db), tenantId)).toString();
 }
 
 export const EVENTS_PAGE = 200;
@@ -144,6 +254,41 @@ export async function consoleEvents(db: PrismaTx, tenantId: string, cursor: bigi
     events: rows.map((e) => ({ id: e.id, type: e.type, conversationId: e.conversationId, data: e.data, at: e.createdAt })),
   });
 }
-export type ConsoleEvents = Awaited<ReturnType<typeof consoleEvents>>;
+export type ConsoleEvents = Awaited<ReturnType<typeof consoleEvents>> & {
+  /** for one conversation: the agent's reply being written (lib/live/drafts) */
+  draft?: { runId: string; text: string | null; n: number } | null;
+};
+
+/**
+ * `consoleEvents`, but when nothing is there yet it waits (up to `waitMs`) for the process's listener to hear that
+ * something was written for the shop (lib/live/hub) and reads again — a long poll instead of a poll per second.
+ */
+export async function consoleEventsAfter(
+  db: PrismaTx,
+  tenantId: string,
+  cursor: bigint,
+  opts: { conversationId?: string; waitMs: number /** the draft (its n) the caller shows, for a conversation */; draftSeen?: number },
+) {
+  const deadline = Date.now() + opts.waitMs;
+  // For one conversation: the reply being written too (lib/live/drafts) — a change of draft answers the long poll.
+  const draftNow = () => (opts.conversationId ? currentDraft(opts.conversationId) : null);
+  const draftChanged = () => {
+    const d = draftNow();
+    return d !== null && d.n !== opts.draftSeen && (d.text !== null || opts.draftSeen !== undefined);
+  };
+  let page = await consoleEvents(db, tenantId, cursor, opts.conversationId);
+  const scope = { tenantId, ...(opts.conversationId ? { conversationId: opts.conversationId } : {}) };
+  while (!page.events.length && !draftChanged() && Date.now() < deadline) {
+    const how = await waitForFeed(scope, { timeoutMs: deadline - Date.now(), fallbackMs: Math.min(1500, deadline - Date.now()) });
+    // A notification whose events are still held back by an older transaction: read again shortly.
+    for (let i = 0; i < 4 && !page.events.length && !draftChanged(); i++) {
+      page = await consoleEvents(db, tenantId, cursor, opts.conversationId);
+      if (!page.events.length && how === "notified") await new Promise((r) => setTimeout(r, 100));
+      else break;
+    }
+  }
+  const d = draftNow();
+  return { ...page, draft: d ? { runId: d.runId, text: d.text, n: d.n } : null };
+}
 export type ConsoleEvent = ConsoleEvents["events"][number];
 export type { Jsonify };

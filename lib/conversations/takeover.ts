@@ -1,81 +1,162 @@
+// A person takes a conversation over, replies as themselves, and hands it back. The conversation's row is the lock:
+// from the takeover's commit the agent cannot reply (its final reply checks ownership on the same row as it is
+// written), and only the person who took it over may reply or hand it back.
+import { sql, type Transaction } from "kysely";
 import { z } from "zod";
-import type { PrismaClient } from "@/lib/db/prisma-types";
+import type { DB } from "@/lib/db/kysely";
+import { storeOf } from "@/lib/db/kysely";
 import { AppError } from "@/lib/errors";
-import { publishEvent } from "@/lib/events";
-import { appendMessage } from "@/lib/runtime/transcript";
+import { addAudit } from "@/lib/store/audit";
+import { addEvent } from "@/lib/store/events";
+import { updateHandoff } from "@/lib/store/handoffs";
+import { Statement } from "@/lib/store/statement";
+import { changeConversation } from "@/lib/store/transcript";
 import { customerTextSchema } from "./intake";
 
 type Actor = { tenantId: string; staffId: string };
 
-async function lockConversation(tx: Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0], actor: Actor, conversationId: string) {
-  const rows = await tx.$queryRaw<Array<{ id: string; status: string; ownerStaffId: string | null; activeRunId: string | null }>>`
-    SELECT id, status::text AS status, "ownerStaffId", "activeRunId" FROM "Conversation" WHERE id = ${conversationId} AND "tenantId" = ${actor.tenantId} FOR UPDATE`;
-  if (!rows[0]) throw new AppError("NOT_FOUND", "This conversation was not found.");
-  return rows[0];
+async function lockConversation(tx: Transaction<DB>, actor: Actor, conversationId: string) {
+  const row = await tx
+    .selectFrom("Conversation")
+    .select(["id", "status", "ownerStaffId", "activeRunId"])
+    .where("id", "=", conversationId)
+    .where("tenantId", "=", actor.tenantId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) throw new AppError("NOT_FOUND", "This conversation was not found.");
+  const staff = await tx
+    .selectFrom("StaffUser")
+    .select(["id", "name", "email"])
+    .where("id", "=", actor.staffId)
+    .where("tenantId", "=", actor.tenantId)
+    .executeTakeFirst();
+  if (!staff) throw new AppError("FORBIDDEN", "You are not staff of this shop.");
+  return { conv: row, staff };
 }
 
+const notice = (text: string) => ({
+  role: "assistant" as const,
+  author: "HARNESS" as const,
+  content: [{ type: "text" as const, text }],
+  inTranscript: false,
+  shownToCustomer: true,
+  displayText: text,
+});
+
 /**
- * A person takes a conversation over. From this moment the agent cannot reply to it: the run loop checks
- * ownership at the moment of sending, under the same row lock. Open escalations of the conversation are resolved.
+ * A person takes a conversation over. From this moment the agent cannot reply to it: the run loop checks ownership
+ * at the moment of sending, on the same row. Open escalations of the conversation are resolved.
  */
-export async function takeOverConversation(db: PrismaClient, actor: Actor, conversationId: string) {
-  return db.$transaction(async (tx) => {
-    const conv = await lockConversation(tx, actor, conversationId);
-    if (conv.status === "human" && conv.ownerStaffId && conv.ownerStaffId !== actor.staffId) {
-      const owner = await tx.staffUser.findUnique({ where: { id: conv.ownerStaffId } });
-      throw new AppError("CONVERSATION_OWNED", `${owner?.name ?? "Another person"} already took over this conversation.`);
-    }
-    const staff = await tx.staffUser.findUniqueOrThrow({ where: { id: actor.staffId } });
-    await tx.conversation.update({ where: { id: conversationId }, data: { status: "human", ownerStaffId: actor.staffId } });
-    const resolved = await tx.handoff.findMany({ where: { conversationId, kind: "ESCALATION", status: "PENDING" }, select: { id: true, version: true } });
-    for (const h of resolved) {
-      await tx.handoff.update({ where: { id: h.id }, data: { status: "RESOLVED", decidedById: actor.staffId, decidedAt: new Date(), decision: "takeover", version: h.version + 1, claimedById: null, claimExpiresAt: null } });
-      await publishEvent(tx, { tenantId: actor.tenantId, conversationId, type: "handoff.updated", data: { handoffId: h.id, status: "RESOLVED" } });
-    }
-    const notice = `${staff.name} from our team has joined the conversation.`;
-    await appendMessage(tx, { tenantId: actor.tenantId, conversationId, role: "assistant", author: "HARNESS", content: [{ type: "text", text: notice }], inTranscript: false, shownToCustomer: true, displayText: notice });
-    await tx.auditEvent.create({ data: { tenantId: actor.tenantId, actor: staff.email, action: "conversation.taken_over", subject: conversationId, data: {} } });
-    await publishEvent(tx, { tenantId: actor.tenantId, conversationId, type: "conversation.updated", data: { status: "human", ownerStaffId: actor.staffId } });
-    return { conversationId, status: "human" as const, owner: staff.name };
-  });
+export async function takeOverConversation(client: object, actor: Actor, conversationId: string) {
+  return storeOf(client)
+    .transaction()
+    .execute(async (tx) => {
+      const { conv, staff } = await lockConversation(tx, actor, conversationId);
+      if (conv.status === "human" && conv.ownerStaffId && conv.ownerStaffId !== actor.staffId) {
+        const owner = await tx.selectFrom("StaffUser").select("name").where("id", "=", conv.ownerStaffId).executeTakeFirst();
+        throw new AppError("CONVERSATION_OWNED", `${owner?.name ?? "Another person"} already took over this conversation.`);
+      }
+      const escalations = await tx
+        .selectFrom("Handoff")
+        .select(["id", "version", "status"])
+        .where("conversationId", "=", conversationId)
+        .where("kind", "=", "ESCALATION")
+        .where("status", "=", "PENDING")
+        .execute();
+      const s = Statement.plain();
+      changeConversation(s, {
+        conversationId,
+        tenantId: actor.tenantId,
+        status: "human",
+        set: { ownerStaffId: actor.staffId },
+        messages: [{ tenantId: actor.tenantId, conversationId, ...notice(`${staff.name} from our team has joined the conversation.`) }],
+      });
+      escalations.forEach((h, i) => {
+        updateHandoff(s, `resolved${i}`, h, {
+          status: "RESOLVED",
+          decidedById: actor.staffId,
+          decidedAt: new Date(),
+          decision: "takeover",
+          claimedById: null,
+          claimExpiresAt: null,
+        });
+        addEvent(s, `resolved${i}_ev`, {
+          tenantId: actor.tenantId,
+          conversationId,
+          type: "handoff.updated",
+          data: { handoffId: h.id, status: "RESOLVED" },
+        });
+      });
+      addAudit(s, "audit", { tenantId: actor.tenantId, actor: staff.email, action: "conversation.taken_over", subject: conversationId });
+      addEvent(s, "ev", {
+        tenantId: actor.tenantId,
+        conversationId,
+        type: "conversation.updated",
+        data: { status: "human", ownerStaffId: actor.staffId },
+      });
+      await s.run(tx);
+      return { conversationId, status: "human" as const, owner: staff.name };
+    });
 }
 
 /** A person's reply to the customer. Only the person who owns the conversation may send one. */
-export async function replyAsStaff(db: PrismaClient, actor: Actor, conversationId: string, rawText: unknown) {
+export async function replyAsStaff(client: object, actor: Actor, conversationId: string, rawText: unknown) {
   const parsed = customerTextSchema.safeParse(rawText);
   if (!parsed.success) throw new AppError("INVALID_INPUT", parsed.error.issues[0]?.message ?? "Invalid message.");
-  return db.$transaction(async (tx) => {
-    const conv = await lockConversation(tx, actor, conversationId);
-    if (conv.status !== "human" || conv.ownerStaffId !== actor.staffId) {
-      throw new AppError("FORBIDDEN", "Take the conversation over before replying.");
-    }
-    const staff = await tx.staffUser.findUniqueOrThrow({ where: { id: actor.staffId } });
-    // Kept in the transcript as the support side's words, so the agent knows what a person said after hand-back —
-    // unless a run still waits between a tool_use and its result, where nothing may be inserted.
-    const msg = await appendMessage(tx, {
-      inTranscript: !conv.activeRunId,
-      tenantId: actor.tenantId, conversationId, role: "assistant", author: "STAFF", staffId: staff.id,
-      content: [{ type: "text", text: `[${staff.name} from the support team replied to the customer]: ${parsed.data}` }],
-      shownToCustomer: true, displayText: parsed.data,
+  return storeOf(client)
+    .transaction()
+    .execute(async (tx) => {
+      const { conv, staff } = await lockConversation(tx, actor, conversationId);
+      if (conv.status !== "human" || conv.ownerStaffId !== actor.staffId)
+        throw new AppError("FORBIDDEN", "Take the conversation over before replying.");
+      const s = Statement.plain();
+      changeConversation(s, {
+        conversationId,
+        tenantId: actor.tenantId,
+        messages: [
+          {
+            tenantId: actor.tenantId,
+            conversationId,
+            role: "assistant",
+            author: "STAFF",
+            staffId: staff.id,
+            // Kept in the transcript as the support side's words, so the agent knows what a person said after
+            // hand-back — unless a run still waits between a tool_use and its result, where nothing may be inserted.
+            inTranscript: !conv.activeRunId,
+            content: [{ type: "text", text: `[${staff.name} from the support team replied to the customer]: ${parsed.data}` }],
+            shownToCustomer: true,
+            displayText: parsed.data,
+          },
+        ],
+      });
+      const row = await s.run<{ seq: number }>(tx, sql`seq FROM conv_m0`);
+      return { conversationId, seq: row!.seq, author: staff.name };
     });
-    return { conversationId, seq: msg.seq, author: staff.name };
-  });
 }
 
 /** Hands a conversation back to the agent. */
-export async function handBackConversation(db: PrismaClient, actor: Actor, conversationId: string) {
-  return db.$transaction(async (tx) => {
-    const conv = await lockConversation(tx, actor, conversationId);
-    if (conv.status !== "human") throw new AppError("CONFLICT", "This conversation is not held by a person.");
-    if (conv.ownerStaffId !== actor.staffId) throw new AppError("FORBIDDEN", "Only the person who took it over can hand it back.");
-    const staff = await tx.staffUser.findUniqueOrThrow({ where: { id: actor.staffId } });
-    await tx.conversation.update({ where: { id: conversationId }, data: { status: "open", ownerStaffId: null } });
-    const notice = `${staff.name} handed the conversation back to our virtual assistant.`;
-    await appendMessage(tx, { tenantId: actor.tenantId, conversationId, role: "assistant", author: "HARNESS", content: [{ type: "text", text: notice }], inTranscript: false, shownToCustomer: true, displayText: notice });
-    await tx.auditEvent.create({ data: { tenantId: actor.tenantId, actor: staff.email, action: "conversation.handed_back", subject: conversationId, data: {} } });
-    await publishEvent(tx, { tenantId: actor.tenantId, conversationId, type: "conversation.updated", data: { status: "open" } });
-    return { conversationId, status: "open" as const };
-  });
+export async function handBackConversation(client: object, actor: Actor, conversationId: string) {
+  return storeOf(client)
+    .transaction()
+    .execute(async (tx) => {
+      const { conv, staff } = await lockConversation(tx, actor, conversationId);
+      if (conv.status !== "human") throw new AppError("CONFLICT", "This conversation is not held by a person.");
+      if (conv.ownerStaffId !== actor.staffId) throw new AppError("FORBIDDEN", "Only the person who took it over can hand it back.");
+      const s = Statement.plain();
+      changeConversation(s, {
+        conversationId,
+        tenantId: actor.tenantId,
+        status: "open",
+        set: { ownerStaffId: null },
+        messages: [
+          { tenantId: actor.tenantId, conversationId, ...notice(`${staff.name} handed the conversation back to our virtual assistant.`) },
+        ],
+      });
+      addAudit(s, "audit", { tenantId: actor.tenantId, actor: staff.email, action: "conversation.handed_back", subject: conversationId });
+      addEvent(s, "ev", { tenantId: actor.tenantId, conversationId, type: "conversation.updated", data: { status: "open" } });
+      await s.run(tx);
+      return { conversationId, status: "open" as const };
+    });
 }
 
 export const conversationIdSchema = z.string().min(1).max(64);

@@ -4,7 +4,8 @@ import { hashToken } from "./intake";
 
 /** Finds a widget conversation by its visitor token (constant work: a hash lookup); a wrong token is NOT_FOUND. */
 export async function conversationByToken(db: PrismaTx, tenantId: string, token: string) {
-  if (typeof token !== "string" || token.length < 16 || token.length > 100) throw new AppError("NOT_FOUND", "This conversation was not found.");
+  if (typeof token !== "string" || token.length < 16 || token.length > 100)
+    throw new AppError("NOT_FOUND", "This conversation was not found.");
   const conversation = await db.conversation.findFirst({ where: { tokenHash: hashToken(token), tenantId } });
   if (!conversation) throw new AppError("NOT_FOUND", "This conversation was not found.");
   return conversation;
@@ -19,17 +20,24 @@ export async function customerView(db: PrismaTx, conversationId: string, afterSe
   const [messages, run, pending, staff] = await Promise.all([
     db.message.findMany({ where: { conversationId, shownToCustomer: true, seq: { gt: afterSeq } }, orderBy: { seq: "asc" } }),
     conversation.activeRunId ? db.run.findUnique({ where: { id: conversation.activeRunId } }) : null,
-    db.handoff.findMany({ where: { conversationId, kind: "APPROVAL", status: "PENDING" }, select: { id: true, amountCents: true, payload: true } }),
+    db.handoff.findMany({
+      where: { conversationId, kind: "APPROVAL", status: "PENDING" },
+      select: { id: true, amountCents: true, payload: true },
+    }),
     db.staffUser.findMany({ where: { tenantId: conversation.tenantId }, select: { id: true, name: true } }),
   ]);
   const names = new Map(staff.map((s) => [s.id, s.name]));
-  const owner = conversation.ownerStaffId ? names.get(conversation.ownerStaffId) ?? "A person" : null;
+  const owner = conversation.ownerStaffId ? (names.get(conversation.ownerStaffId) ?? "A person") : null;
   const status =
-    conversation.status === "human" ? "with_person"
-    : run?.phase === "WAITING_FOR_APPROVAL" ? "waiting_for_approval"
-    : run?.phase === "RUNNING" || run?.phase === "WAITING_FOR_RETRY" ? "working"
-    : conversation.status === "escalated" ? "waiting_for_person"
-    : "idle";
+    conversation.status === "human"
+      ? "with_person"
+      : run?.phase === "WAITING_FOR_APPROVAL"
+        ? "waiting_for_approval"
+        : run?.phase === "RUNNING" || run?.phase === "WAITING_FOR_RETRY"
+          ? "working"
+          : conversation.status === "escalated"
+            ? "waiting_for_person"
+            : "idle";
   return {
     conversationId,
     status,
@@ -40,7 +48,7 @@ export async function customerView(db: PrismaTx, conversationId: string, afterSe
     messages: messages.map((m) => ({
       seq: m.seq,
       from: m.author === "CUSTOMER" ? "customer" : m.author === "STAFF" ? "person" : m.author === "AGENT" ? "agent" : "system",
-      name: m.author === "STAFF" && m.staffId ? names.get(m.staffId) ?? "Support" : null,
+      name: m.author === "STAFF" && m.staffId ? (names.get(m.staffId) ?? "Support") : null,
       text: m.displayText ?? "",
       at: m.createdAt,
     })),

@@ -6,6 +6,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { ensureDatabaseUrl } from "./server";
+import { kyselyOnPool, registerStore } from "./kysely";
 import { createPool, registerPool } from "./sql";
 
 // Convenience: `Prisma`, `PrismaClient`, the enums and model types, from one place.
@@ -26,6 +27,7 @@ export function createPrisma(url: string, options: { max?: number } = {}): Prism
   const pool = createPool(url, options.max);
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   registerPool(client, pool);
+  registerStore(client, kyselyOnPool(pool));
   // Prisma ends the pool only if it ever connected; the runtime may have used the pool without it.
   const disconnect = client.$disconnect.bind(client);
   client.$disconnect = async () => {

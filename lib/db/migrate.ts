@@ -44,7 +44,10 @@ export function readMigrations(dir: string = migrationsDir()): MigrationList {
     shadowDbInitScript: "",
     migrationDirectories: names.map((name) => ({
       path: name,
-      migrationFile: { path: "migration.sql", content: { tag: "ok" as const, value: fs.readFileSync(path.join(dir, name, "migration.sql"), "utf8") } },
+      migrationFile: {
+        path: "migration.sql",
+        content: { tag: "ok" as const, value: fs.readFileSync(path.join(dir, name, "migration.sql"), "utf8") },
+      },
     })),
   };
 }
@@ -68,9 +71,7 @@ export async function applyMigrations(databaseUrl: string, options: { root?: str
     await lockClient.query("SELECT pg_advisory_lock($1)", [ADVISORY_LOCK_KEY]);
     const handle = await openSchemaEngine(schema, factory);
     try {
-      const out = await handle.call((e) =>
-        e.applyMigrations({ migrationsList: list, filters: { externalTables: [], externalEnums: [] } }),
-      );
+      const out = await handle.call((e) => e.applyMigrations({ migrationsList: list, filters: { externalTables: [], externalEnums: [] } }));
       return { applied: out.appliedMigrationNames };
     } finally {
       handle.free();

@@ -2,6 +2,8 @@ import { ensureDatabaseUrl } from "./server";
 import { applyMigrations } from "./migrate";
 import { seedDemo } from "./seed";
 import { createPrisma } from "./client";
+import { noteDatabaseFailure } from "./outage";
+import { env } from "@/lib/env";
 
 const g = globalThis as typeof globalThis & { __supportPrepared?: Promise<{ url: string; applied: string[]; seeded: boolean }> };
 
@@ -16,11 +18,11 @@ export function prepareDatabase(): Promise<{ url: string; applied: string[]; see
     const url = await ensureDatabaseUrl();
     const { applied } = await applyMigrations(url);
     let seeded = false;
-    if (process.env.SUPPORT_SKIP_SEED !== "1") {
+    if (!env().SUPPORT_SKIP_SEED) {
       const prisma = createPrisma(url, { max: 1 });
       try {
         if ((await prisma.tenant.count()) === 0) {
-          await seedDemo(prisma);
+          await seedDemo(prisma, { history: true });
           seeded = true;
         }
       } finally {
@@ -33,4 +35,20 @@ export function prepareDatabase(): Promise<{ url: string; applied: string[]; see
     throw err;
   });
   return g.__supportPrepared;
+}
+
+/**
+ * prepareDatabase(), waiting for the database while it is unreachable (a server still starting, a restart):
+ * retries every 1–5 s, logging the outage once (lib/db/outage), until it succeeds or `signal` aborts.
+ * Any other failure (bad migration, the embedded server cannot run here) is thrown at once.
+ */
+export async function prepareDatabaseWhenReachable(signal?: AbortSignal): Promise<{ url: string; applied: string[]; seeded: boolean }> {
+  for (let delay = 1000; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await prepareDatabase();
+    } catch (err) {
+      if (signal?.aborted || !noteDatabaseFailure(err, "startup")) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
 }

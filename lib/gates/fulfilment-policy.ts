@@ -1,14 +1,33 @@
 import { formatCents } from "@/lib/money";
+import { customerAutoTotal, missingFacts, orderTotal, totalInWords } from "./refund-policy";
 import type { Gate } from "./types";
 
-/** Replacements: automatic up to the limit, above it a person approves. */
+/**
+ * Replacements, on totals like refunds: the value of those already sent for the order, waiting for a decision on it,
+ * asked in the same turn, plus this one — automatic up to the limit (and while the customer's automatic replacements
+ * within the window stay under theirs); above it a person approves.
+ */
 export const replacementPolicyGate: Gate = {
   name: "replacement_policy",
   check({ toolName, facts, policy, reviewer }) {
-    if (toolName !== "create_replacement" || facts.amountCents === undefined || reviewer) return null;
-    const limit = policy.rules.replacement.autoMaxCents;
-    if (facts.amountCents <= limit) return { decision: "allow", reason: `Replacement worth ${formatCents(facts.amountCents)} is within the automatic limit.` };
-    return { decision: "ask", requiredApprovals: 1, reason: `Replacements worth more than ${formatCents(limit)} need a person's approval.` };
+    if (toolName !== "create_replacement" || reviewer) return null;
+    const amount = facts.amountCents;
+    const t = facts.totals;
+    if (amount === undefined || !t) return missingFacts("value", facts.orderNumber);
+    const r = policy.rules.replacement;
+    const total = orderTotal(amount, t);
+    const made = totalInWords(amount, t, facts.orderNumber, "replaced");
+    const forCustomer = customerAutoTotal(amount, t);
+    if (total <= r.autoMaxCents && forCustomer <= r.autoPerCustomerMaxCents) {
+      return { decision: "allow", reason: `Replacement within the automatic limits: ${made}.` };
+    }
+    const why =
+      total > r.autoMaxCents
+        ? total === amount
+          ? `a replacement worth ${formatCents(amount)} for ${facts.orderNumber} is over the automatic limit of ${formatCents(r.autoMaxCents)}`
+          : `replacements for ${facts.orderNumber} would be worth ${formatCents(total)} (${made}), over the automatic limit of ${formatCents(r.autoMaxCents)}`
+        : `the customer's automatic replacements in the last ${t.windowDays} days would be worth ${formatCents(forCustomer)}, over their limit of ${formatCents(r.autoPerCustomerMaxCents)}`;
+    return { decision: "ask", requiredApprovals: 1, reason: `A person's approval is needed: ${why}.` };
   },
 };
 
@@ -18,7 +37,11 @@ export const cancellationPolicyGate: Gate = {
   check({ toolName, facts, policy, reviewer }) {
     if (toolName !== "cancel_order" || reviewer) return null;
     if (facts.orderStatus && facts.orderStatus !== "processing") {
-      return { decision: "deny", reason: `${facts.orderNumber} is ${facts.orderStatus} and can no longer be cancelled. Explain this to the customer.`, errorCategory: "business_rule" };
+      return {
+        decision: "deny",
+        reason: `${facts.orderNumber} is ${facts.orderStatus} and can no longer be cancelled. Explain this to the customer.`,
+        errorCategory: "business_rule",
+      };
     }
     if (!policy.rules.cancellation.requiresApproval) return null;
     return { decision: "ask", requiredApprovals: 1, reason: "Every cancellation needs a person's confirmation." };
@@ -31,7 +54,11 @@ export const addressChangePolicyGate: Gate = {
   check({ toolName, facts, policy }) {
     if (toolName !== "update_shipping_address" || !facts.orderStatus) return null;
     if (!policy.rules.addressChange.allowedStatuses.includes(facts.orderStatus)) {
-      return { decision: "deny", reason: `${facts.orderNumber} is ${facts.orderStatus}; its address can no longer be changed. Explain this to the customer.`, errorCategory: "business_rule" };
+      return {
+        decision: "deny",
+        reason: `${facts.orderNumber} is ${facts.orderStatus}; its address can no longer be changed. Explain this to the customer.`,
+        errorCategory: "business_rule",
+      };
     }
     return null;
   },
@@ -43,7 +70,11 @@ export const reviewerAuthorityGate: Gate = {
   check({ reviewer, facts }) {
     if (!reviewer || facts.amountCents === undefined || reviewer.authorityLimitCents === null) return null;
     if (facts.amountCents > reviewer.authorityLimitCents) {
-      return { decision: "deny", reason: `${formatCents(facts.amountCents)} is above ${reviewer.name}'s approval authority of ${formatCents(reviewer.authorityLimitCents)}.`, errorCategory: "permission" };
+      return {
+        decision: "deny",
+        reason: `${formatCents(facts.amountCents)} is above ${reviewer.name}'s approval authority of ${formatCents(reviewer.authorityLimitCents)}.`,
+        errorCategory: "permission",
+      };
     }
     return null;
   },

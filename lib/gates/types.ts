@@ -14,6 +14,8 @@ export interface GateVerdict {
   errorCategory?: "business_rule" | "permission";
   /** deny only: the model can fix it (e.g. verify first) and try again. */
   retryable?: boolean;
+  /** deny only: structured facts for the model's tool_result (e.g. which verification level is needed) */
+  details?: Record<string, unknown>;
 }
 
 /** What a gate may look at: the proposed call, the run's durable state, the tenant's policy. */
@@ -28,6 +30,8 @@ export interface GateInput {
   state: {
     verifiedCustomerId: string | null;
     verificationExpiresAt: Date | null;
+    /** how the customer proved who they are (lib/identity/levels); some actions need more than others */
+    verificationLevel?: string | null;
     now: Date;
     /** The previous call of this run (name + canonical input), for identical-call detection. */
     previousCall: { name: string; canonicalInput: string } | null;

@@ -19,6 +19,23 @@ export const handoffPayloadSchema = z.object({
   toolUseId: z.string().optional(),
   proposedInput: z.record(z.string(), z.unknown()).optional(),
   rule: z.object({ gate: z.string(), reason: z.string(), policyVersion: z.number().int() }).optional(),
+  /** the facts of the case, as the gates and the agent saw them when the handoff was opened */
+  order: z
+    .object({
+      number: z.string(),
+      status: z.string(),
+      totalCents: z.number().int(),
+      refundedCents: z.number().int(),
+      shipment: z.object({ carrier: z.string(), tracking: z.string(), status: z.string() }).nullable(),
+    })
+    .nullable()
+    .optional(),
+  /** escalations opened by a refusal (above the ceiling): the call that was refused */
+  refusedCall: z
+    .object({ toolName: z.string(), input: z.record(z.string(), z.unknown()), amountCents: z.number().int().nullable() })
+    .optional(),
+  /** a specialist (an agent run as a tool) asked for this */
+  specialist: z.string().optional(),
 });
 export type HandoffPayload = z.infer<typeof handoffPayloadSchema>;
 

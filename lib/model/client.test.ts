@@ -3,17 +3,30 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic, { type APIError } from "@anthropic-ai/sdk";
-import { classifyModelError, createModelClient, estimateCostMicros } from "./client";
+import { classifyModelError, createModelClient, DEFAULT_MODEL, estimateCostMicros } from "./client";
 import { createOfflineFetch, OfflineScript, type OfflineStep } from "./offline";
 import { offlineClient, replyText, SYSTEM, TOOLS, toolUses } from "./test-fixtures";
 import type { MessageParam, ModelRequest } from "./types";
 
-const ask = (text: string): ModelRequest => ({ system: SYSTEM, tools: TOOLS, messages: [{ role: "user", content: text }], maxTokens: 1024 });
+const ask = (text: string): ModelRequest => ({
+  system: SYSTEM,
+  tools: TOOLS,
+  messages: [{ role: "user", content: text }],
+  maxTokens: 1024,
+});
 const signedIn = (text: string): ModelRequest => ({
   system: SYSTEM,
   tools: TOOLS,
   maxTokens: 1024,
-  messages: [{ role: "user", content: [{ type: "text", text: "[context] The shop signed the customer in as dana@example.com." }, { type: "text", text }] }],
+  messages: [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "[context] The shop signed the customer in as dana@example.com." },
+        { type: "text", text },
+      ],
+    },
+  ],
 });
 
 /** Sends the same request with its own fresh offline fetch (own prompt cache) in JSON and stream form. */
@@ -52,7 +65,11 @@ describe("createModelClient", () => {
     const offline = createOfflineFetch();
     const spy: typeof fetch = async (input, init) => {
       const headers = new Headers(init?.headers);
-      seen.push({ url: String(input), auth: headers.get("x-api-key") ?? headers.get("authorization"), model: JSON.parse(String(init?.body)).model });
+      seen.push({
+        url: String(input),
+        auth: headers.get("x-api-key") ?? headers.get("authorization"),
+        model: JSON.parse(String(init?.body)).model,
+      });
       return offline(input, init);
     };
     const client = createModelClient({ fetch: spy, baseURL: "http://claude.test", maxRetries: 0 });
@@ -63,7 +80,7 @@ describe("createModelClient", () => {
     expect(seen[0]!.auth).toContain("sk-test");
     expect(seen[0]!.model).toBe("claude-test-model");
     delete process.env.ANTHROPIC_MODEL;
-    expect(createModelClient({ fetch: spy }).model).toBe("claude-sonnet-4-5");
+    expect(createModelClient({ fetch: spy }).model).toBe(DEFAULT_MODEL);
   });
 
   it("marks the stable prefix for prompt caching: the system block and the last tool only", async () => {
@@ -94,7 +111,11 @@ describe("estimateCostMicros", () => {
   it.each([
     ["claude-sonnet-4-5", { input_tokens: 1_000_000, output_tokens: 0 }, 3_000_000],
     ["claude-sonnet-4-5", { input_tokens: 0, output_tokens: 1_000 }, 15_000],
-    ["claude-sonnet-4-5-20250929", { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 1_000, cache_read_input_tokens: 10_000 }, 3_750 + 3_000],
+    [
+      "claude-sonnet-4-5-20250929",
+      { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 1_000, cache_read_input_tokens: 10_000 },
+      3_750 + 3_000,
+    ],
     ["claude-haiku-4-5", { input_tokens: 1_000, output_tokens: 1_000 }, 1_000 + 5_000],
     ["claude-opus-4-1", { input_tokens: 1_000, output_tokens: 1_000 }, 15_000 + 75_000],
     ["some-future-model", { input_tokens: 1_000, output_tokens: 0 }, 3_000],
@@ -108,9 +129,21 @@ describe("JSON and streaming forms", () => {
   it.each([
     ["a text reply", ask("hi"), []],
     ["parallel tool calls", signedIn("Where is A-1003? Also please refund A-1001"), []],
-    ["a scripted unknown stop_reason", ask("hi"), [{ reply: { content: [{ type: "text", text: "Hmm." }], stop_reason: "weird_new_reason" } }]],
-    ["a scripted refusal", ask("hi"), [{ reply: { content: [{ type: "text", text: "I can't help with that." }], stop_reason: "refusal" } }]],
-    ["a scripted stop_sequence", ask("hi"), [{ reply: { content: [{ type: "text", text: "Done" }], stop_reason: "stop_sequence", stop_sequence: "END" } }]],
+    [
+      "a scripted unknown stop_reason",
+      ask("hi"),
+      [{ reply: { content: [{ type: "text", text: "Hmm." }], stop_reason: "weird_new_reason" } }],
+    ],
+    [
+      "a scripted refusal",
+      ask("hi"),
+      [{ reply: { content: [{ type: "text", text: "I can't help with that." }], stop_reason: "refusal" } }],
+    ],
+    [
+      "a scripted stop_sequence",
+      ask("hi"),
+      [{ reply: { content: [{ type: "text", text: "Done" }], stop_reason: "stop_sequence", stop_sequence: "END" } }],
+    ],
   ] as Array<[string, ModelRequest, OfflineStep[]]>)("give identical messages: %s", async (_name, req, steps) => {
     const { json, stream, deltas } = await bothForms(req, steps);
     // The stream helper adds its own `parsed_output` (null without an output format); the API message is identical.
@@ -132,7 +165,10 @@ describe("JSON and streaming forms", () => {
     const message = await stream.finalMessage();
     const [use] = toolUses(message);
     expect(message.stop_reason).toBe("tool_use");
-    expect(use!.input).toEqual({ order_number: "A-2002", address: { line1: "12 New Street", city: "Springfield", postalCode: "12345", country: "US" } });
+    expect(use!.input).toEqual({
+      order_number: "A-2002",
+      address: { line1: "12 New Street", city: "Springfield", postalCode: "12345", country: "US" },
+    });
     expect(fragments.length).toBeGreaterThan(1);
     expect(fragments.join("")).toBe(JSON.stringify(use!.input));
     // No single fragment is the whole input: the SDK really had to assemble it.
@@ -164,7 +200,10 @@ describe("faults surface as the SDK's error classes", () => {
   });
 
   it("429 is retried by the SDK (honouring retry-after) and succeeds within maxRetries", async () => {
-    const script = new OfflineScript([{ http: 429, retryAfterSeconds: 0.01 }, { http: 429, retryAfterSeconds: 0.01 }]);
+    const script = new OfflineScript([
+      { http: 429, retryAfterSeconds: 0.01 },
+      { http: 429, retryAfterSeconds: 0.01 },
+    ]);
     const { client } = offlineClient({ script, maxRetries: 2 });
     const { message } = await client.send(ask("hi"));
     expect(message.stop_reason).toBe("end_turn");
@@ -224,7 +263,15 @@ describe("faults surface as the SDK's error classes", () => {
   it.each([
     [new Anthropic.APIConnectionError({ message: "socket hang up" }), { retryable: true, kind: "connection" }],
     [new Anthropic.AuthenticationError(401, {}, "bad key", new Headers()), { retryable: false, kind: "auth", status: 401 }],
-    [new Anthropic.APIError(undefined, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, undefined, undefined), { retryable: true, kind: "overloaded" }],
+    [
+      new Anthropic.APIError(
+        undefined,
+        { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+        undefined,
+        undefined,
+      ),
+      { retryable: true, kind: "overloaded" },
+    ],
     [new Error("boom"), { retryable: false, kind: "unknown" }],
   ])("classifies %s", (err, expected) => {
     expect(classifyModelError(err)).toEqual(expected);
@@ -240,13 +287,69 @@ describe("transcript validation (400 invalid_request_error, like the API)", () =
   };
 
   it.each([
-    ["a dangling tool_use", [{ role: "user", content: "hi" }, { role: "assistant", content: [use("toolu_a")] }, { role: "user", content: "hello?" }], /without `tool_result`.*toolu_a/],
-    ["a tool_use as the last message", [{ role: "user", content: "hi" }, { role: "assistant", content: [use("toolu_a")] }], /toolu_a/],
-    ["one of two parallel calls unanswered", [{ role: "user", content: "hi" }, { role: "assistant", content: [use("toolu_a"), use("toolu_b")] }, { role: "user", content: [result("toolu_a")] }], /toolu_b/],
-    ["an unknown tool_use_id", [{ role: "user", content: "hi" }, { role: "assistant", content: [use("toolu_a")] }, { role: "user", content: [result("toolu_a"), result("toolu_x")] }], /unexpected `tool_use_id`.*toolu_x/],
-    ["text before a tool_result", [{ role: "user", content: "hi" }, { role: "assistant", content: [use("toolu_a")] }, { role: "user", content: [{ type: "text", text: "wait" }, result("toolu_a")] }], /must come first/],
-    ["an assistant first message", [{ role: "assistant", content: "Hello" }, { role: "user", content: "hi" }], /first message must use the "user" role/],
-    ["a result answering an older turn", [{ role: "user", content: "hi" }, { role: "assistant", content: [use("toolu_a")] }, { role: "user", content: [result("toolu_a")] }, { role: "assistant", content: "ok" }, { role: "user", content: [result("toolu_a")] }], /unexpected `tool_use_id`/],
+    [
+      "a dangling tool_use",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [use("toolu_a")] },
+        { role: "user", content: "hello?" },
+      ],
+      /without `tool_result`.*toolu_a/,
+    ],
+    [
+      "a tool_use as the last message",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [use("toolu_a")] },
+      ],
+      /toolu_a/,
+    ],
+    [
+      "one of two parallel calls unanswered",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [use("toolu_a"), use("toolu_b")] },
+        { role: "user", content: [result("toolu_a")] },
+      ],
+      /toolu_b/,
+    ],
+    [
+      "an unknown tool_use_id",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [use("toolu_a")] },
+        { role: "user", content: [result("toolu_a"), result("toolu_x")] },
+      ],
+      /unexpected `tool_use_id`.*toolu_x/,
+    ],
+    [
+      "text before a tool_result",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [use("toolu_a")] },
+        { role: "user", content: [{ type: "text", text: "wait" }, result("toolu_a")] },
+      ],
+      /must come first/,
+    ],
+    [
+      "an assistant first message",
+      [
+        { role: "assistant", content: "Hello" },
+        { role: "user", content: "hi" },
+      ],
+      /first message must use the "user" role/,
+    ],
+    [
+      "a result answering an older turn",
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [use("toolu_a")] },
+        { role: "user", content: [result("toolu_a")] },
+        { role: "assistant", content: "ok" },
+        { role: "user", content: [result("toolu_a")] },
+      ],
+      /unexpected `tool_use_id`/,
+    ],
   ] as Array<[string, MessageParam[], RegExp]>)("rejects %s", async (_name, messages, pattern) => {
     const err = await send(messages);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
@@ -271,8 +374,18 @@ describe("OfflineScript", () => {
     const seen: number[] = [];
     const script = new OfflineScript().push(
       { reply: { content: [{ type: "text", text: "first" }], stop_reason: "end_turn" } },
-      { parallel: [{ name: "lookup_order", input: { order_number: "A-1001" } }, { name: "lookup_order", input: { order_number: "A-1002" } }] },
-      { fn: (req) => (seen.push(req.messages.length), { reply: { content: [{ type: "text", text: "computed" }], stop_reason: "pause_turn" } }) },
+      {
+        parallel: [
+          { name: "lookup_order", input: { order_number: "A-1001" } },
+          { name: "lookup_order", input: { order_number: "A-1002" } },
+        ],
+      },
+      {
+        fn: (req) => {
+          seen.push(req.messages.length);
+          return { reply: { content: [{ type: "text", text: "computed" }], stop_reason: "pause_turn" } };
+        },
+      },
     );
     const { client } = offlineClient({ script });
     expect(script.pending).toBe(3);
@@ -288,7 +401,7 @@ describe("OfflineScript", () => {
     expect(seen).toEqual([1]);
     expect(script.pending).toBe(0);
     expect(replyText((await client.send(ask("hi"))).message)).toMatch(/How can I help/);
-    expect(script.requests.map((r) => (r.messages[0]!.content as string))).toEqual(["a", "b", "c", "hi"]);
+    expect(script.requests.map((r) => r.messages[0]!.content as string)).toEqual(["a", "b", "c", "hi"]);
   });
 
   it("gives deterministic, per-request tool ids", async () => {
@@ -296,14 +409,19 @@ describe("OfflineScript", () => {
     const a = toolUses((await offlineClient().client.send(req)).message).map((u) => u.id);
     const b = toolUses((await offlineClient().client.send(req)).message).map((u) => u.id);
     expect(a).toEqual(b);
-    const other = toolUses((await offlineClient().client.send(signedIn("Where is A-1003? Also please refund A-1004"))).message).map((u) => u.id);
+    const other = toolUses((await offlineClient().client.send(signedIn("Where is A-1003? Also please refund A-1004"))).message).map(
+      (u) => u.id,
+    );
     expect(other.some((id) => a.includes(id))).toBe(false);
   });
 
   it("loads a script file named by SUPPORT_OFFLINE_SCRIPT, shared by every process that reads it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "offline-script-"));
     const file = join(dir, "script.json");
-    writeFileSync(file, JSON.stringify([{ http: 529 }, { reply: { content: [{ type: "text", text: "from file" }], stop_reason: "end_turn" } }]));
+    writeFileSync(
+      file,
+      JSON.stringify([{ http: 529 }, { reply: { content: [{ type: "text", text: "from file" }], stop_reason: "end_turn" } }]),
+    );
     process.env.SUPPORT_OFFLINE_SCRIPT = file;
     try {
       // Two fetch instances stand for two processes (web server, worker) scripted by the same file.
@@ -316,5 +434,18 @@ describe("OfflineScript", () => {
     } finally {
       delete process.env.SUPPORT_OFFLINE_SCRIPT;
     }
+  });
+});
+
+describe("the default model", () => {
+  it("is current: not on the SDK's own list of deprecated models, and what the environment defaults to", async () => {
+    const { createRequire } = await import("node:module");
+    const require = createRequire(import.meta.url);
+    const sdkDir = require.resolve("@anthropic-ai/sdk").replace(/index\.js$/, "");
+    const { DEPRECATED_MODELS } = require(`${sdkDir}internal/data/deprecated-models.js`) as { DEPRECATED_MODELS: Record<string, string> };
+    expect(DEPRECATED_MODELS["claude-sonnet-4-5"]).toMatch(/November 30th, 2026/);
+    expect(Object.keys(DEPRECATED_MODELS)).not.toContain(DEFAULT_MODEL);
+    const { env } = await import("@/lib/env");
+    expect(env().ANTHROPIC_MODEL).toBe(DEFAULT_MODEL);
   });
 });

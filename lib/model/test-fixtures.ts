@@ -5,14 +5,18 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { presentOrder } from "@/lib/tools/order-helpers";
+import { maskAddress } from "@/lib/identity/mask-address";
 import { ToolError } from "@/lib/tools/types";
 import { formatCents } from "@/lib/money";
+import { ADDRESS_CHANGE_LEVEL, verificationShortfall, type VerificationLevel } from "@/lib/identity/levels";
+import { notVerified } from "@/lib/identity/verification";
 import { createModelClient } from "./client";
 import { createOfflineFetch, OfflineScript } from "./offline";
 import type { MessageParam, ModelClient } from "./types";
 
 export const TOOLS = [
   "verify_customer",
+  "send_verification_code",
   "lookup_order",
   "list_orders",
   "refund_order",
@@ -42,7 +46,16 @@ export function lookupBody(o: Pick<DemoOrder, "number" | "totalCents" | "status"
     totalCents: o.totalCents,
     refundedCents: o.refundedCents ?? 0,
     note: null,
-    shipments: o.shipment === null ? [] : [o.shipment ?? { carrier: "UPS", tracking: `1Z${o.number.replace("-", "")}`, status: o.status === "lost" ? "lost" : o.status === "processing" ? "label_created" : "delivered" }],
+    shipments:
+      o.shipment === null
+        ? []
+        : [
+            o.shipment ?? {
+              carrier: "UPS",
+              tracking: `1Z${o.number.replace("-", "")}`,
+              status: o.status === "lost" ? "lost" : o.status === "processing" ? "label_created" : "delivered",
+            },
+          ],
     shippingAddress: { line1: "214 Alder Street", city: "Portland", postalCode: "97204", country: "US" },
   } as unknown as Parameters<typeof presentOrder>[0]);
 }
@@ -53,11 +66,15 @@ export type ToolOutcome = { isError: boolean; body: Record<string, unknown> };
 export class FakeShop {
   readonly calls: Array<{ name: string; input: Record<string, unknown> }> = [];
   verifiedEmail: string | null = null;
+  verifiedLevel: VerificationLevel | null = null;
+  /** The one-time code "mailed" to each email (FakeShop's codes are fixed, so a test can type them). */
+  static readonly CODE = "246810";
+  readonly codesSent = new Set<string>();
   readonly customers = [
-    { id: "c_dana", email: "dana@example.com", name: "Dana Reyes", orders: ["A-1001", "A-1002", "A-1003", "A-1004"] },
-    { id: "c_sam", email: "sam@example.com", name: "Sam Okafor", orders: ["A-2001", "A-2002", "A-2003"] },
-    { id: "c_alex1", email: "alex.kim@example.com", name: "Alex Kim", orders: ["A-3001"] },
-    { id: "c_alex2", email: "akim@example.org", name: "Alex Kim", orders: ["A-3002"] },
+    { id: "c_dana", email: "dana@example.com", name: "Dana Reyes", postcode: "97204", orders: ["A-1001", "A-1002", "A-1003", "A-1004"] },
+    { id: "c_sam", email: "sam@example.com", name: "Sam Okafor", postcode: "98101", orders: ["A-2001", "A-2002", "A-2003"] },
+    { id: "c_alex1", email: "alex.kim@example.com", name: "Alex Kim", postcode: "73301", orders: ["A-3001"] },
+    { id: "c_alex2", email: "akim@example.org", name: "Alex Kim", postcode: "60610", orders: ["A-3002"] },
   ];
   readonly orders = new Map<string, DemoOrder>(
     (
@@ -77,6 +94,7 @@ export class FakeShop {
 
   constructor(signedInAs?: string) {
     this.verifiedEmail = signedInAs ?? null;
+    this.verifiedLevel = signedInAs ? "shop_signed" : null;
   }
 
   private owned(orderNumber: unknown): DemoOrder {
@@ -85,7 +103,11 @@ export class FakeShop {
     const number = String(orderNumber).toUpperCase();
     const order = this.orders.get(number);
     if (!order || !customer.orders.includes(number)) {
-      throw new ToolError("business_rule", `No order ${number} was found on this customer's account. Ask the customer to check the order number.`, true);
+      throw new ToolError(
+        "business_rule",
+        `No order ${number} was found on this customer's account. Ask the customer to check the order number.`,
+        true,
+      );
     }
     return order;
   }
@@ -103,17 +125,37 @@ export class FakeShop {
   private execute(name: string, input: Record<string, unknown>): Record<string, unknown> {
     switch (name) {
       case "verify_customer": {
-        const email = typeof input.email === "string" ? input.email.toLowerCase() : undefined;
-        const nameIn = typeof input.name === "string" ? input.name.toLowerCase() : undefined;
-        if (!email && !nameIn) return { status: "needs_more", message: "Ask the customer for the email address on their account and an order number." };
-        const candidates = this.customers.filter((c) => (email ? c.email === email : c.name.toLowerCase() === nameIn));
-        const order = typeof input.order_number === "string" ? input.order_number.toUpperCase() : undefined;
-        const matching = order ? candidates.filter((c) => c.orders.includes(order)) : candidates;
-        if (!candidates.length || (order && !matching.length)) return { status: "not_found", message: "No account matches these details. Ask the customer to check the email and order number." };
-        if (matching.length > 1) return { status: "ambiguous", matches: candidates.length, message: `${candidates.length} customers match. Ask for one more identifier (the account email or an order number) before doing anything.` };
-        if (!order) return { status: "needs_more", message: "Ask for an order number on this account to confirm the customer's identity." };
-        this.verifiedEmail = matching[0]!.email;
-        return { status: "verified", customer_id: matching[0]!.id, name: matching[0]!.name, email: matching[0]!.email };
+        // As lib/tools/verify-customer: the email with an order number on it (+ postcode), or with the code sent; never a name.
+        if (typeof input.email !== "string")
+          throw new ToolError(
+            "business_rule",
+            "Invalid arguments for verify_customer: email: Invalid input. Fix them and call again.",
+            true,
+          );
+        const email = input.email.trim().toLowerCase();
+        const customer = this.customers.find((c) => c.email === email);
+        const str = (v: unknown) => (typeof v === "string" ? v.trim().toUpperCase() : undefined);
+        const [order, postcode, code] = [str(input.order_number), str(input.postcode), str(input.code)];
+        if (!order && !code) return { status: "needs_more", message: "The email alone proves nothing. Ask for an order number." };
+        const ok = code
+          ? code === FakeShop.CODE && this.codesSent.has(email) && !!customer
+          : !!customer && customer.orders.includes(order!) && (postcode === undefined || postcode === customer.postcode);
+        if (!ok || !customer) return notVerified(!!code);
+        const level: VerificationLevel = code ? "email_code" : postcode ? "order_email_postcode" : "order_email";
+        this.verifiedEmail = customer.email;
+        this.verifiedLevel = level;
+        return { status: "verified", customer_id: customer.id, name: customer.name, email: customer.email, level };
+      }
+      case "send_verification_code": {
+        const email = String(input.email ?? "")
+          .trim()
+          .toLowerCase();
+        if (this.customers.some((c) => c.email === email)) this.codesSent.add(email);
+        return {
+          status: "code_requested",
+          expires_in_minutes: 10,
+          message: "If an account exists for that email address, a 6-digit code was sent to it.",
+        };
       }
       case "lookup_order":
         return lookupBody(this.owned(input.order_number));
@@ -121,18 +163,29 @@ export class FakeShop {
         const order = this.owned(input.order_number);
         const amount = Number(input.amount_cents);
         const refundable = order.totalCents - order.refundedCents;
-        if (amount > refundable) throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, { refundable_cents: refundable });
+        if (amount > refundable)
+          throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, {
+            refundable_cents: refundable,
+          });
         order.refundedCents += amount;
-        return { status: "refunded", refund_id: `rf_${this.calls.length}`, order_number: order.number, amount_cents: amount, amount: formatCents(amount) };
+        return {
+          status: "refunded",
+          refund_id: `rf_${this.calls.length}`,
+          order_number: order.number,
+          amount_cents: amount,
+          amount: formatCents(amount),
+        };
       }
       case "create_replacement": {
         const order = this.owned(input.order_number);
-        if (order.status !== "delivered" && order.status !== "lost") throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
+        if (order.status !== "delivered" && order.status !== "lost")
+          throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
         return { status: "replacement_created", order_number: order.number, value: formatCents(order.totalCents), tracking: "1ZRABC123" };
       }
       case "cancel_order": {
         const order = this.owned(input.order_number);
-        if (order.status !== "processing") throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
+        if (order.status !== "processing")
+          throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
         const refund = order.totalCents - order.refundedCents;
         order.status = "cancelled";
         order.refundedCents = order.totalCents;
@@ -140,16 +193,36 @@ export class FakeShop {
       }
       case "update_shipping_address": {
         const order = this.owned(input.order_number);
-        if (order.status !== "processing") throw new ToolError("business_rule", `${order.number} is ${order.status}; its address can no longer be changed.`, false);
-        return { status: "address_updated", order_number: order.number, address: input.address };
+        const shortfall = verificationShortfall(this.verifiedLevel, ADDRESS_CHANGE_LEVEL);
+        if (shortfall) {
+          const { message, ...extra } = shortfall;
+          throw new ToolError("permission", `Nothing was changed. ${message}`, true, extra);
+        }
+        if (order.status !== "processing")
+          throw new ToolError("business_rule", `${order.number} is ${order.status}; its address can no longer be changed.`, false);
+        return { status: "address_updated", order_number: order.number, address: maskAddress(input.address) };
       }
       case "list_orders": {
         const customer = this.customers.find((c) => c.email === this.verifiedEmail);
         if (!customer) throw new ToolError("permission", "The customer is not verified. Call verify_customer first.", true);
-        return { orders: customer.orders.map((n) => this.orders.get(n)!).map((o) => ({ order_number: o.number, status: o.status, total_cents: o.totalCents, total: formatCents(o.totalCents), note: null })) };
+        return {
+          orders: customer.orders
+            .map((n) => this.orders.get(n)!)
+            .map((o) => ({
+              order_number: o.number,
+              status: o.status,
+              total_cents: o.totalCents,
+              total: formatCents(o.totalCents),
+              note: null,
+            })),
+        };
       }
       case "escalate_to_human":
-        return { status: "escalated", handoff_id: "ho_1", message: "A person from the team will take over this conversation. Tell the customer honestly; do not promise an outcome." };
+        return {
+          status: "escalated",
+          handoff_id: "ho_1",
+          message: "A person from the team will take over this conversation. Tell the customer honestly; do not promise an outcome.",
+        };
       default:
         throw new ToolError("permission", `The tool ${name} is not available in this shop.`, false);
     }
@@ -166,7 +239,12 @@ export const replyText = (m: Anthropic.Message) =>
 /** A model client on a fresh offline fetch; the script is exposed for scripted steps and recorded requests. */
 export function offlineClient(opts: { script?: OfflineScript; maxRetries?: number; timeoutMs?: number } = {}) {
   const script = opts.script ?? new OfflineScript();
-  const client = createModelClient({ fetch: createOfflineFetch({ script }), maxRetries: opts.maxRetries ?? 0, timeoutMs: opts.timeoutMs, apiKey: undefined });
+  const client = createModelClient({
+    fetch: createOfflineFetch({ script }),
+    maxRetries: opts.maxRetries ?? 0,
+    timeoutMs: opts.timeoutMs,
+    apiKey: undefined,
+  });
   return { client, script };
 }
 
@@ -200,7 +278,12 @@ export class Conversation {
         const input = use.input as Record<string, unknown>;
         this.toolCalls.push({ name: use.name, input });
         const out = this.shop.run(use.name, input);
-        return { type: "tool_result" as const, tool_use_id: use.id, content: JSON.stringify(out.body), ...(out.isError ? { is_error: true } : {}) };
+        return {
+          type: "tool_result" as const,
+          tool_use_id: use.id,
+          content: JSON.stringify(out.body),
+          ...(out.isError ? { is_error: true } : {}),
+        };
       });
       this.messages.push({ role: "user", content: results });
     }

@@ -17,6 +17,11 @@ export interface ModelRequest {
   tools: ModelToolDefinition[];
   messages: MessageParam[];
   maxTokens: number;
+  /**
+   * How many leading blocks of the first message are the conversation's rolling summary (lib/runtime/context): a
+   * prompt-cache breakpoint goes after them, since they stay the same until the next compaction.
+   */
+  summaryBlocks?: number;
 }
 
 export interface SendOptions {
@@ -36,4 +41,6 @@ export interface ModelClient {
   mode: "claude" | "offline";
   model: string;
   send(req: ModelRequest, opts?: SendOptions): Promise<ModelResponse>;
+  /** The request's input size in tokens, as the provider counts it (Claude's count_tokens; the offline model's own). */
+  countTokens(req: ModelRequest): Promise<number>;
 }

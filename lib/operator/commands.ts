@@ -1,11 +1,13 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
+import { specialistTree } from "@/lib/agents/tree";
 import { AppError } from "@/lib/errors";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { customerTextSchema, openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
-import { decideHandoff } from "@/lib/handoffs/decide";
+import { resumeRun } from "@/lib/runtime/resume";
+import { storeOf } from "@/lib/db/kysely";
 import { loadPolicy } from "@/lib/runtime/policy";
-import { buildModelMessages } from "@/lib/runtime/transcript";
+import { buildModelMessages } from "@/lib/store/transcript";
 import { presentHandoff } from "./present";
 
 /** The operator surface (CLI, API): thin functions over the runtime, each returning plain JSON-able data. */
@@ -23,10 +25,16 @@ async function staffNames(db: PrismaTx, tenantId: string) {
 
 export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { status?: string; kind?: string } = {}) {
   const statuses = ["PENDING", "APPROVED", "DENIED", "EDITED", "EXPIRED", "RESOLVED", "CANCELLED"];
-  if (filter.status && !statuses.includes(filter.status.toUpperCase())) throw new AppError("INVALID_INPUT", `Unknown status ${filter.status}.`);
-  if (filter.kind && !["APPROVAL", "ESCALATION"].includes(filter.kind.toUpperCase())) throw new AppError("INVALID_INPUT", `Unknown kind ${filter.kind}.`);
+  if (filter.status && !statuses.includes(filter.status.toUpperCase()))
+    throw new AppError("INVALID_INPUT", `Unknown status ${filter.status}.`);
+  if (filter.kind && !["APPROVAL", "ESCALATION"].includes(filter.kind.toUpperCase()))
+    throw new AppError("INVALID_INPUT", `Unknown kind ${filter.kind}.`);
   const rows = await db.handoff.findMany({
-    where: { tenantId, ...(filter.status ? { status: filter.status.toUpperCase() as never } : {}), ...(filter.kind ? { kind: filter.kind.toUpperCase() as never } : {}) },
+    where: {
+      tenantId,
+      ...(filter.status ? { status: filter.status.toUpperCase() as never } : {}),
+      ...(filter.kind ? { kind: filter.kind.toUpperCase() as never } : {}),
+    },
     include: { approvals: true },
     orderBy: { createdAt: "asc" },
   });
@@ -36,7 +44,10 @@ export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { sta
 
 /** New customer-visible messages since a seq: agent replies, notices, a person's replies. */
 export async function repliesSince(db: PrismaTx, conversationId: string, afterSeq: number) {
-  const rows = await db.message.findMany({ where: { conversationId, seq: { gt: afterSeq }, shownToCustomer: true, author: { not: "CUSTOMER" } }, orderBy: { seq: "asc" } });
+  const rows = await db.message.findMany({
+    where: { conversationId, seq: { gt: afterSeq }, shownToCustomer: true, author: { not: "CUSTOMER" } },
+    orderBy: { seq: "asc" },
+  });
   return rows.map((m) => ({ seq: m.seq, author: m.author, text: m.displayText ?? "" }));
 }
 
@@ -53,19 +64,31 @@ export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId
   } else {
     let customerId: string | null = null;
     if (a.customerEmail) {
-      const customer = await deps.db.customer.findUnique({ where: { tenantId_email: { tenantId: tenant.id, email: a.customerEmail.toLowerCase() } } });
+      const customer = await deps.db.customer.findUnique({
+        where: { tenantId_email: { tenantId: tenant.id, email: a.customerEmail.toLowerCase() } },
+      });
       if (!customer) throw new AppError("NOT_FOUND", `No customer ${a.customerEmail} in ${tenant.slug}.`);
       customerId = customer.id;
     }
-    const policy = await loadPolicy(deps.db, tenant.id);
-    const opened = await openConversation(deps.db, { tenantId: tenant.id, customerId, verificationTtlMinutes: policy.rules.verificationTtlMinutes });
+    const policy = await loadPolicy(storeOf(deps.db), tenant.id);
+    const opened = await openConversation(deps.db, {
+      tenantId: tenant.id,
+      customerId,
+      verificationTtlMinutes: policy.rules.verificationTtlMinutes,
+    });
     conversationId = opened.conversation.id;
     token = opened.token;
   }
   const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).messageCount;
   // The run is created with this process's lease, so it answers here even if a background worker is polling.
   const claim = claimFor(deps);
-  const intake = await receiveCustomerMessage(deps.db, { tenantId: tenant.id, conversationId, text: a.text, model: deps.model.model, claimFor: claim });
+  const intake = await receiveCustomerMessage(deps.db, {
+    tenantId: tenant.id,
+    conversationId,
+    text: a.text,
+    model: deps.model.model,
+    claimFor: claim,
+  });
   if (intake.kind === "started") await advanceConversationFrom(deps, intake.runId, { claimedAs: claim, run: intake.run });
   const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
   const runId = intake.kind === "to_person" ? null : intake.runId;
@@ -83,21 +106,20 @@ export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId
   };
 }
 
-export async function decide(deps: RuntimeDeps, a: { handoffId: string; staffEmail: string; decision: string; input?: unknown; reason?: string; version?: number }) {
+export async function decide(
+  deps: RuntimeDeps,
+  a: { handoffId: string; staffEmail: string; decision: string; input?: unknown; reason?: string; version?: number },
+) {
   const staff = await deps.db.staffUser.findUnique({ where: { email: a.staffEmail.toLowerCase() } });
   if (!staff) throw new AppError("FORBIDDEN", `No staff member ${a.staffEmail}.`);
   const existing = await deps.db.handoff.findFirst({ where: { id: a.handoffId, tenantId: staff.tenantId } });
   if (!existing) throw new AppError("NOT_FOUND", "This handoff was not found.");
   const before = (await deps.db.conversation.findUniqueOrThrow({ where: { id: existing.conversationId } })).messageCount;
-  const claim = claimFor(deps);
-  const outcome = await decideHandoff(deps.db, { tenantId: staff.tenantId, staffId: staff.id }, {
-    handoffId: a.handoffId,
-    decision: a.decision,
-    version: a.version,
-    reason: a.reason,
-    editedInput: a.input,
-  }, { claimFor: claim });
-  if (outcome.kind !== "awaiting_second_approval" && outcome.resumable) await advanceConversationFrom(deps, outcome.runId, { claimedAs: claim });
+  const { outcome } = await resumeRun(
+    deps,
+    { tenantId: staff.tenantId, staffId: staff.id },
+    { handoffId: a.handoffId, decision: a.decision, version: a.version, reason: a.reason, editedInput: a.input },
+  );
   const h = await deps.db.handoff.findUniqueOrThrow({ where: { id: a.handoffId }, include: { approvals: true } });
   const run = h.runId ? await deps.db.run.findUnique({ where: { id: h.runId } }) : null;
   return {
@@ -112,15 +134,20 @@ export async function decide(deps: RuntimeDeps, a: { handoffId: string; staffEma
 export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) {
   const run = await db.run.findFirst({ where: { id: runId, ...(tenantId ? { tenantId } : {}) } });
   if (!run) throw new AppError("NOT_FOUND", "This run was not found.");
-  const [modelCalls, toolCalls, gateDecisions, effects, handoffs, rows] = await Promise.all([
+  const [modelCalls, toolCalls, gateDecisions, effects, handoffs, rows, agentTurns] = await Promise.all([
     db.modelCall.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
     db.toolCall.findMany({ where: { runId }, orderBy: [{ messageSeq: "asc" }, { position: "asc" }] }),
     db.gateDecision.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
     db.effectLedger.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
     db.handoff.findMany({ where: { runId }, include: { approvals: true } }),
-    db.message.findMany({ where: { conversationId: run.conversationId, inTranscript: true }, orderBy: { seq: "asc" }, select: { seq: true, role: true, content: true, runId: true, author: true } }),
+    db.message.findMany({
+      where: { conversationId: run.conversationId, inTranscript: true },
+      orderBy: { seq: "asc" },
+      select: { seq: true, role: true, content: true, runId: true, author: true },
+    }),
+    db.agentTurn.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
   ]);
-  const lastSeq = modelCalls.length ? Math.max(...modelCalls.map((m) => m.throughSeq)) : rows[rows.length - 1]?.seq ?? 0;
+  const lastSeq = modelCalls.length ? Math.max(...modelCalls.map((m) => m.throughSeq)) : (rows[rows.length - 1]?.seq ?? 0);
   const names = await staffNames(db, run.tenantId);
   return {
     run,
@@ -131,6 +158,8 @@ export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) 
     gateDecisions,
     effects,
     handoffs: handoffs.map((h) => presentHandoff(h, names)),
+    /** the specialists the agent consulted, as a tree (lib/agents/tree) */
+    specialists: specialistTree(toolCalls, agentTurns, modelCalls),
   };
 }
 

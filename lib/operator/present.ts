@@ -2,9 +2,24 @@ import { formatCents } from "@/lib/money";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
 
 type HandoffRow = {
-  id: string; kind: string; status: string; version: number; runId: string | null; conversationId: string; amountCents: number | null;
-  payload: unknown; requiredApprovals: number; expiresAt: Date | null; createdAt: Date; decidedAt: Date | null; decision: string | null;
-  decisionReason: string | null; editedInput: unknown; claimedById: string | null; claimExpiresAt: Date | null; decidedById: string | null;
+  id: string;
+  kind: string;
+  status: string;
+  version: number;
+  runId: string | null;
+  conversationId: string;
+  amountCents: number | null;
+  payload: unknown;
+  requiredApprovals: number;
+  expiresAt: Date | null;
+  createdAt: Date;
+  decidedAt: Date | null;
+  decision: string | null;
+  decisionReason: string | null;
+  editedInput: unknown;
+  claimedById: string | null;
+  claimExpiresAt: Date | null;
+  decidedById: string | null;
   approvals?: Array<{ staffId: string }>;
 };
 
@@ -36,7 +51,10 @@ export function presentHandoff(h: HandoffRow, staffNames: Map<string, string> = 
     approvals: (h.approvals ?? []).map((a) => ({ staffId: a.staffId, name: staffNames.get(a.staffId) ?? null })),
     expiresAt: h.expiresAt,
     createdAt: h.createdAt,
-    claimedBy: h.claimedById && h.claimExpiresAt && h.claimExpiresAt > new Date() ? { id: h.claimedById, name: staffNames.get(h.claimedById) ?? null, until: h.claimExpiresAt } : null,
+    claimedBy:
+      h.claimedById && h.claimExpiresAt && h.claimExpiresAt > new Date()
+        ? { id: h.claimedById, name: staffNames.get(h.claimedById) ?? null, until: h.claimExpiresAt }
+        : null,
     decidedBy: h.decidedById ? { id: h.decidedById, name: staffNames.get(h.decidedById) ?? null } : null,
     decision: h.decision,
     decisionReason: h.decisionReason,

@@ -1,38 +1,56 @@
+// The loop (DESIGN §2.1): claim the run, then step by step — deliver queued customer text, answer an assistant
+// message's tool calls, or call the model — until the run completes, parks, waits for a retry or ends. Each step is
+// decided from the transcript alone and written as one statement fenced by the lease; this file only orchestrates.
 import { randomUUID } from "node:crypto";
+import type Anthropic from "@anthropic-ai/sdk";
+import { sql } from "kysely";
+import { storeOf } from "@/lib/db/kysely";
+import { type Lease, LeaseLostError } from "@/lib/store/lease";
+import { claimRun, type RunStateRow, readRunState, releaseRun, runPhase } from "@/lib/store/runs";
+import { callsOfLatestMessage } from "@/lib/store/tool-calls";
+import { type ContentBlock, loadTranscript, type TranscriptRow, transcriptKnownThrough, withQueuedText } from "@/lib/store/transcript";
 import type { RuntimeDeps } from "./deps";
-import type { LeaseClaim } from "./run-end";
-import { publishEvent } from "@/lib/events";
-import { Prisma } from "@/lib/db/prisma-types";
-import { fastSql, sqlTransaction } from "@/lib/db/sql";
-import { assertLease, claimRun, LeaseLostError, releaseRun } from "./lease";
+import { endRun, escalateRun } from "./end";
 import { failpoint } from "./failpoints";
-import { advanceToolPhase } from "./tool-phase";
 import { runModelTurn } from "./model-turn";
-import { escalateRun } from "./run-end";
-import { loadRunState, type CreatedRun, type RunState } from "./run-state";
-import { loadTranscriptRows, transcriptKnownThrough, type ContentBlock, type TranscriptRow } from "./transcript";
+import { extendTranscript, type RunState, runStateFrom } from "./run-state";
+import type { StepOutcome } from "./step";
+import { StepWrite } from "./step-write";
+import { advanceToolPhase } from "./tool-phase";
+import { annotateSpan, withSpan } from "@/lib/telemetry/tracing";
 
-/** The next thing a run needs, read from its transcript: answer an assistant message's tool calls, or call the model. */
+/** A lease identity minted by a caller before it creates or resumes a run (so it advances the run itself). */
+export interface LeaseClaim {
+  workerId: string;
+  leaseMs: number;
+}
+
+/** The next thing a run needs, read from its transcript. */
 type NextStep =
-  | { kind: "tool_phase"; assistant: { seq: number; content: ContentBlock[] }; rows: TranscriptRow[] }
-  | { kind: "model_turn"; rows: TranscriptRow[] };
+  | { kind: "deliver_queued" }
+  | { kind: "tool_phase"; assistant: { seq: number; content: ContentBlock[] } }
+  | { kind: "model_turn" };
 
-async function nextStep(deps: RuntimeDeps, state: RunState): Promise<NextStep> {
-  const rows = (state.transcript ??= await loadTranscriptRows(deps.db, state.ref.conversationId));
+function nextStep(state: RunState, rows: TranscriptRow[]): NextStep {
+  // A follow-up run (started because the customer wrote while the previous one was busy) has nothing of its own in
+  // the transcript yet: it first delivers the text that waited.
+  if (!rows.some((r) => r.runId === state.ref.id)) return { kind: "deliver_queued" };
   const last = rows[rows.length - 1];
   if (last?.role === "assistant") {
     const content = last.content as ContentBlock[];
-    if (content.some((b) => b.type === "tool_use")) return { kind: "tool_phase", assistant: { seq: last.seq, content }, rows };
+    if (content.some((b) => b.type === "tool_use")) return { kind: "tool_phase", assistant: { seq: last.seq, content } };
     // An assistant message without tool_use is only ever left last by pause_turn: send it back as it is.
   }
-  return { kind: "model_turn", rows };
+  return { kind: "model_turn" };
 }
 
 export interface AdvanceOptions {
   /** The caller created or resumed the run with this lease already taken (see `claimFor`). */
   claimedAs?: LeaseClaim;
-  /** With `claimedAs`: the run as the caller just created it (intake's `run`), saving reads. */
-  run?: CreatedRun | null;
+  /** With `claimedAs`: the run as the caller just created it (intake), saving reads. */
+  run?: { state: RunStateRow; messageSeq: number } | null;
+  /** With `claimedAs`: the run's state as the caller knows it (a decision that resumed it). */
+  runRow?: RunStateRow;
 }
 
 export interface AdvanceResult {
@@ -43,88 +61,108 @@ export interface AdvanceResult {
 
 const MAX_STEPS = 64;
 
-async function setPhase(deps: RuntimeDeps, runId: string, phase: "WAITING_FOR_APPROVAL" | "WAITING_FOR_RETRY", nextAttemptAt: Date | null) {
-  await sqlTransaction(deps.db, async (tx) => {
-    await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-    const [run] = await tx.query<{ tenantId: string; conversationId: string }>(Prisma.sql`
-      UPDATE "Run" SET phase = ${phase}::"RunPhase", "nextAttemptAt" = ${nextAttemptAt}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL
-      WHERE id = ${runId} RETURNING "tenantId", "conversationId"`);
-    // Live views learn that the run now waits (for a person, or a retry) in the same commit.
-    await publishEvent(tx, { tenantId: run!.tenantId, conversationId: run!.conversationId, type: "run.phase", data: { runId, phase } });
-  });
+/**
+ * Advances one run as far as it can go without a person. Safe to call from any process at any time: without the
+ * lease it does nothing; after a crash the next call picks up where the database says the run is.
+ */
+export function advanceRun(runtime: RuntimeDeps, runId: string, opts: AdvanceOptions = {}): Promise<AdvanceResult> {
+  return withSpan("run.advance", { "run.id": runId }, () => advanceRunInSpan(runtime, runId, opts));
 }
 
-/**
- * Advances one run as far as it can go without a person: claim it, then loop — tool phase or model turn,
- * decided from the transcript — until it completes, parks, waits for a retry or ends. Safe to call from any
- * process at any time: without the lease it does nothing; after a crash the next call picks up where the
- * database says the run is.
- */
-export async function advanceRun(runtime: RuntimeDeps, runId: string, opts: AdvanceOptions = {}): Promise<AdvanceResult> {
+async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: AdvanceOptions): Promise<AdvanceResult> {
+  const db = storeOf(runtime.db);
   // Every advance holds the lease under its own identity, so two advances in one process (a request and the
-  // in-process worker share a runtime) can never both pass the fence. `claimedAs`: the caller created or resumed
-  // the run with this lease already taken (see `claimFor`), so no background worker could take it in between.
-  const lease = opts.claimedAs ?? claimFor(runtime);
-  const deps: RuntimeDeps = { ...runtime, workerId: lease.workerId, leaseMs: lease.leaseMs };
-  const sql = fastSql(deps.db); // the hot path's statements go to the pg pool directly (lib/db/sql)
-  const claimedRow = opts.claimedAs ? null : await claimRun(sql, runId, deps.workerId, deps.leaseMs);
-  if (!opts.claimedAs && !claimedRow) return { claimed: false };
+  // in-process worker share a runtime) can never both pass the fence.
+  const claim = opts.claimedAs ?? claimFor(runtime);
+  const lease: Lease = { runId, owner: claim.workerId, ms: claim.leaseMs };
+  const row = opts.claimedAs ? (opts.run?.state ?? opts.runRow ?? (await readRunState(db, runId))) : await claimRun(db, lease);
+  if (!row) return { claimed: false };
   failpoint("after-claim");
-  const created = opts.claimedAs ? opts.run : null;
-  const state = await loadRunState(sql, runId, claimedRow ?? created?.state);
+  const state = await runStateFrom(db, row, lease);
+  annotateSpan({ "tenant.id": state.ref.tenantId, "conversation.id": state.ref.conversationId });
   // The message that started the run is its transcript's last row (while the run is active only its lease holder
   // adds one), so if this process knows everything up to it, that is the transcript.
-  if (created) state.transcript = transcriptKnownThrough(state.ref.conversationId, created.messageSeq);
-  let followUpRunId: string | null = null;
-  let phase = "RUNNING";
+  if (opts.run) state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
+  else {
+    // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while
+    // the transcript is read.
+    const [rows, calls] = await Promise.all([loadTranscript(db, state.ref.conversationId), callsOfLatestMessage(db, runId)]);
+    state.transcript = rows;
+    state.recordedCalls = calls;
+  }
+
+  // While the advance works (a model call can take a while), its lease is kept alive; if this process dies, the
+  // lease runs out within `leaseMs` and another worker takes over.
+  const heartbeat = setInterval(
+    () => {
+      sql`UPDATE "Run" SET "leaseExpiresAt" = now() + make_interval(secs => ${lease.ms / 1000}::float8)
+        WHERE id = ${runId} AND "leaseOwner" = ${lease.owner} AND phase = 'RUNNING'`
+        .execute(db)
+        .catch(() => undefined);
+    },
+    Math.max(500, lease.ms / 3),
+  );
+  heartbeat.unref();
+  let outcome: StepOutcome = { kind: "next" };
   try {
-    for (let step = 0; step < MAX_STEPS && phase === "RUNNING"; step++) {
-      const next = await nextStep(deps, state);
-      if (next.kind === "tool_phase") {
-        const outcome = await advanceToolPhase(deps, state, next.assistant, next.rows);
-        if (outcome.kind === "parked") {
-          await setPhase(deps, runId, "WAITING_FOR_APPROVAL", null);
-          phase = "WAITING_FOR_APPROVAL";
-        } else if (outcome.kind === "waiting_for_retry") {
-          await setPhase(deps, runId, "WAITING_FOR_RETRY", outcome.at);
-          phase = "WAITING_FOR_RETRY";
-        } else if (outcome.kind === "dead_letter") {
-          followUpRunId = await deps.db.$transaction(async (tx) => {
-            await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-            return escalateRun(tx, state.ref, { trigger: "no_progress", reason: outcome.reason, rootCause: "A tool kept failing after every retry.", phase: "DEAD_LETTER", model: state.model, policy: state.policy, notice: "I'm sorry — our system couldn't complete that just now, and nothing was changed. I've passed it to our team, and a person will follow up here." });
-          });
-          phase = "DEAD_LETTER";
-        }
-        continue;
-      }
-      const turn = await runModelTurn(deps, state, next.rows);
-      if (turn.kind === "ended") {
-        followUpRunId = turn.followUpRunId;
-        phase = turn.phase;
-      } else if (turn.kind === "waiting_for_retry") {
-        phase = "WAITING_FOR_RETRY";
-      }
+    for (let step = 0; step < MAX_STEPS && outcome.kind === "next"; step++) {
+      const rows = (state.transcript ??= await loadTranscript(db, state.ref.conversationId));
+      const next = nextStep(state, rows);
+      if (next.kind === "deliver_queued") outcome = await deliverQueued(runtime, state);
+      else if (next.kind === "tool_phase") outcome = await advanceToolPhase(runtime, state, next.assistant, rows);
+      else outcome = await runModelTurn(runtime, state, rows);
     }
-    if (phase === "RUNNING") {
+    if (outcome.kind === "next") {
       // The step cap is a guard: a run that loops without ending is handed to a person.
-      followUpRunId = await deps.db.$transaction(async (tx) => {
-        await assertLease(tx, runId, deps.workerId, deps.leaseMs);
-        return escalateRun(tx, state.ref, { trigger: "no_progress", reason: "The run made too many steps without finishing.", rootCause: "Step cap reached.", model: state.model, policy: state.policy });
+      const ended = await escalateRun(db, new StepWrite(state), {
+        trigger: "no_progress",
+        reason: "The run made too many steps without finishing.",
+        rootCause: "Step cap reached.",
+        recommendedAction: "",
       });
-      phase = "ESCALATED";
+      outcome = { kind: "ended", ...ended };
     }
   } catch (err) {
     if (err instanceof LeaseLostError) return { claimed: true, phase: "LEASE_LOST" };
+    // Let go at once so another worker may pick the run up (a crash would wait out the lease instead).
+    await releaseRun(db, lease).catch(() => undefined);
     throw err;
   } finally {
-    // Parking and ending already let go of the lease in their own statement; otherwise let go now.
-    if (phase === "RUNNING") await releaseRun(sql, runId, deps.workerId).catch(() => undefined);
+    clearInterval(heartbeat);
   }
-  if (phase === "RUNNING") {
-    const [final] = await sql.query<{ phase: string }>(Prisma.sql`SELECT phase::text AS phase FROM "Run" WHERE id = ${runId}`);
-    phase = final?.phase ?? phase;
+  const phase =
+    outcome.kind === "ended"
+      ? outcome.phase
+      : outcome.kind === "parked"
+        ? "WAITING_FOR_APPROVAL"
+        : outcome.kind === "waiting_for_retry"
+          ? "WAITING_FOR_RETRY"
+          : ((await runPhase(db, runId)) ?? "RUNNING");
+  return { claimed: true, phase, followUpRunId: outcome.kind === "ended" ? outcome.followUpRunId : null };
+}
+
+/**
+ * Delivers the customer text queued while the previous run was busy, as this run's first user message (taken
+ * under the messages' row locks). Nothing queued (it was delivered meanwhile): the run has nothing to answer.
+ */
+async function deliverQueued(runtime: RuntimeDeps, state: RunState): Promise<StepOutcome> {
+  const w = new StepWrite(state);
+  const queued = w.takeQueued();
+  const msg = w.message({ role: "user", author: "HARNESS", content: withQueuedText([], queued) });
+  w.conversation({ where: sql<boolean>`EXISTS (SELECT 1 FROM queued)` });
+  const row = await w.run<{ seq: number | null; content: Anthropic.ContentBlockParam[] | null }>(
+    storeOf(runtime.db),
+    sql`(SELECT seq FROM ${sql.raw(msg)}) AS seq, (SELECT content FROM ${sql.raw(msg)}) AS content`,
+  );
+  if (row?.seq == null) {
+    // Nothing queued after all (delivered meanwhile): the run has nothing to answer.
+    const w2 = new StepWrite(state);
+    const { followUpRunId } = endRun(w2, "COMPLETED", "nothing to answer");
+    const ended = await w2.run<{ followUp: boolean }>(storeOf(runtime.db), sql`conv."followUp" FROM conv`);
+    return { kind: "ended", phase: "COMPLETED", followUpRunId: ended?.followUp ? followUpRunId : null };
   }
-  return { claimed: true, phase, followUpRunId };
+  extendTranscript(state, { seq: row.seq, role: "user", content: row.content, author: "HARNESS", runId: state.ref.id });
+  return { kind: "next" };
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */

@@ -1,180 +1,388 @@
+// The tool phase of an assistant message: every tool_use gets exactly one tool_result, all in ONE user message, in
+// the order of the tool_use blocks, before any text (customer text queued meanwhile follows them). Until every call
+// has its result the run waits — for a person (parked) or for a retry — and nothing is half-appended.
 import type Anthropic from "@anthropic-ai/sdk";
+import { sql } from "kysely";
+import { type Store, storeOf } from "@/lib/db/kysely";
+import { toolResultText } from "@/lib/agent/framing";
+import { SETTLED_CALL_STATUSES } from "@/lib/store/phases";
+import { runDoneColumns } from "@/lib/store/runs";
+import type { Statement } from "@/lib/store/statement";
+import { json } from "@/lib/store/statement";
+import { type CallSettlement, callsOfMessage, settleCall, type ToolCallRow } from "@/lib/store/tool-calls";
+import { type ContentBlock, type TranscriptRow, withQueuedText } from "@/lib/store/transcript";
+import { getTool } from "@/lib/tools/registry";
 import type { RuntimeDeps } from "./deps";
-import { actedCall, extendTranscript, runDoneColumns, type RunDone, type RunState } from "./run-state";
-import { callsOfMessage, settleCallSql, type CallSettlement, type ToolCallRow } from "./tool-call-rows";
-import { assertLease, fencedCtes } from "./lease";
-import { Prisma } from "@/lib/db/prisma-types";
-import { fastSql, runtimeTransaction, type Db } from "@/lib/db/sql";
-import { randomUUID } from "node:crypto";
+import { escalateRun, openEscalation } from "./end";
 import { failpoint } from "./failpoints";
-import { gateToolUse, readVerification, recordGatedCall, type GateContext, type GatedCall, type RunRef } from "./tool-gating";
-import type { TranscriptRow } from "./transcript";
-import { executeCall } from "./tool-execution";
-import { canonicalJson } from "./idempotency";
-import { appendMessagesCtes, type ContentBlock, type MessageToAppend } from "./transcript";
+import { runSpecialist } from "./agent-as-tool";
+import { executeCall, type Execution } from "./execution";
+import { type GatedCall, gateCalls, type Verification } from "./gating";
+import { type CallToPark, park } from "./park";
+import { queuedBytesBudget } from "./context";
+import { actedCall, extendTranscript, type RunState } from "./run-state";
+import type { StepOutcome } from "./step";
+import { StepWrite } from "./step-write";
 
-export const TERMINAL = new Set(["SUCCEEDED", "FAILED", "DENIED", "EXPIRED"]);
+/** A call as the tool phase tracks it: its row, plus what the step must still write about it. */
+export interface PhaseCall extends ToolCallRow {
+  /** the outcome to write with the step (not yet committed) */
+  unwritten?: CallSettlement;
+  /** a gate just asked a person about it: its approval handoff is opened with the step */
+  toPark?: CallToPark;
+  /** the step inserts the call's row (with its outcome) */
+  recordedNow?: boolean;
+  /** a specialist the call runs waits (for a person or a retry); the call stays APPROVED */
+  waitsFor?: Execution["waitsFor"];
+  /** a specialist's last step, written with this step */
+  write?: StepWrite;
+}
 
-export type ToolPhaseOutcome =
-  | { kind: "results_appended" }
-  | { kind: "parked" }
-  | { kind: "waiting_for_retry"; at: Date }
-  | { kind: "dead_letter"; reason: string };
+/** A gated call as a row of the tool phase (status and result as the gates decided). */
+export function gatedRow(state: RunState, g: GatedCall, messageSeq: number, scope: string | null = null): PhaseCall {
+  return {
+    id: g.id,
+    tenantId: state.ref.tenantId,
+    runId: state.ref.id,
+    toolUseId: g.toolUseId,
+    name: g.name,
+    input: g.input,
+    effectiveInput: g.effectiveInput,
+    status: g.status,
+    idempotencyKey: g.idempotencyKey,
+    attempts: g.attempts,
+    nextAttemptAt: g.nextAttemptAt,
+    result: g.result,
+    review: null,
+    decidedById: null,
+    isError: g.isError,
+    position: g.position,
+    messageSeq,
+    gateFacts: g.gateFacts,
+    scope,
+    toPark:
+      g.handoff?.kind === "approval"
+        ? { id: g.id, toolUseId: g.toolUseId, name: g.name, input: g.input, facts: g.handoff.facts, verdict: g.handoff.verdict }
+        : undefined,
+  };
+}
 
-/**
- * Advances the tool phase of one assistant message: gates calls not yet decided, runs every approved call
- * (concurrently), and — once every call has a result — appends ONE user message with one tool_result per
- * tool_use, in the order of the tool_use blocks, followed by any customer text that arrived meanwhile.
- * Until then the run waits (for a person, or for a retry); nothing is half-appended.
- */
-export async function advanceToolPhase(deps: RuntimeDeps, state: RunState, assistant: { seq: number; content: ContentBlock[] }, rows: TranscriptRow[]): Promise<ToolPhaseOutcome> {
-  const { ref: run, policy } = state;
-  const uses = assistant.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
-  const nowMs = Date.now();
-  // A deferred call is gated again once its time comes (the condition that deferred it may have cleared).
-  const dueDeferred = (c: ToolCallRow) => c.status === "DEFERRED" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= nowMs);
-  // A tool_use this advance has just appended: its calls are as recorded with it (or none yet) — no need to look.
-  const fresh = state.toolUseTurn?.seq === assistant.seq ? state.toolUseTurn : null;
-  state.toolUseTurn = null;
-  const all = fresh ? fresh.calls : await callsOfMessage(fastSql(deps.db), run.id, assistant.seq);
-  // (Calls gated just now, with the turn, are not gated again in the same step.)
-  const regate = fresh ? [] : all.filter(dueDeferred);
-  const known = all.filter((c) => !regate.includes(c));
-  const missing = uses.filter((u) => !known.some((c) => c.toolUseId === u.id));
+const isSettled = (c: { status: string }) => (SETTLED_CALL_STATUSES as readonly string[]).includes(c.status);
+const exhausted = (c: { isError: boolean; result: unknown }) =>
+  c.isError && (c.result as { exhausted?: boolean } | null)?.exhausted === true;
 
-  let gated: ToolCallRow[] = [];
-  // The conversation's verified customer as gating just read it, for the calls it lets run.
-  let verifiedCustomerId = fresh?.calls.length ? fresh.verifiedCustomerId : undefined;
-  if (missing.length) {
-    ({ calls: gated, verifiedCustomerId } = await gateMissingCalls(deps, state, assistant, rows, uses, known, regate));
-    failpoint("after-gate");
-  }
-
-  let calls = [...known, ...gated].sort((a, b) => a.position - b.position);
-  const now = Date.now();
-  // EXECUTING here means a worker died mid-call: run it again; its idempotency key makes that safe.
-  const runnable = calls.filter((c) => c.status === "APPROVED" || c.status === "EXECUTING" || (c.status === "RETRY_WAIT" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now)));
-  // Outcomes not written yet: they are written with the results message (or, if the run now waits, on their own).
-  let unwritten: Unwritten[] = [];
-  if (runnable.length) {
-    // Several tool_use blocks of one reply run concurrently; the next request waits for all of them.
-    const executions = await Promise.all(runnable.map((c) => executeCall(deps, run, c, policy, { verifiedCustomerId, settleLater: true })));
-    calls = calls.map((c) => {
-      const i = runnable.indexOf(c);
-      return i === -1 ? c : { ...c, ...executions[i]!.settled };
-    });
-    unwritten = executions.flatMap((e) => (e.unwritten ? [{ ...e.unwritten, settlement: e.settled }] : []));
-  }
-
-  const waiting = calls.filter((c) => c.status === "RETRY_WAIT" || c.status === "DEFERRED");
-  if (calls.some((c) => c.status === "PARKED") || waiting.length) {
-    if (unwritten.length) await fencedCtes(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, settlementCtes(unwritten));
-    if (calls.some((c) => c.status === "PARKED")) return { kind: "parked" };
-    return { kind: "waiting_for_retry", at: new Date(Math.min(...waiting.map((c) => c.nextAttemptAt?.getTime() ?? now + 1000))) };
-  }
-  if (!calls.every((c) => TERMINAL.has(c.status))) throw new Error(`tool phase of run ${run.id} left calls unsettled`);
-
-  const exhausted = calls.find((c) => c.isError && (c.result as { exhausted?: boolean } | null)?.exhausted);
-  const appended = await appendResults(deps, run, uses, calls, unwritten);
-  extendTranscript(state, appended.row);
-  state.done = appended.done;
-  failpoint("after-results-appended");
-  if (exhausted) return { kind: "dead_letter", reason: `${exhausted.name} kept failing: ${(exhausted.result as { message?: string }).message ?? ""}` };
-  return { kind: "results_appended" };
+/** Calls that can run now: approved, interrupted mid-run (its key makes a rerun safe), or due for a retry. */
+export function runnableCalls<C extends ToolCallRow>(calls: C[], now = Date.now()): C[] {
+  return calls.filter(
+    (c) =>
+      c.status === "APPROVED" ||
+      c.status === "EXECUTING" ||
+      (c.status === "RETRY_WAIT" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now)),
+  );
 }
 
 /**
- * The ONE user message answering an assistant message: a tool_result per tool_use, in tool_use order, then the
- * customer text queued while the calls were pending — taken (`queuedCte`, under their row locks, in order) by the
- * same statement that appends the message.
+ * Runs calls concurrently (the next request waits for all) and folds their outcomes into the phase's calls. A call
+ * of a specialist runs the specialist (./agent-as-tool); any other runs its tool (./execution).
  */
-export function resultsMessage(run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: Array<{ toolUseId: string; result: unknown; isError: boolean }>): { queuedCte: Prisma.Sql; message: MessageToAppend } {
-  const results: ContentBlock[] = uses.map((use) => {
+export async function runCalls(
+  deps: RuntimeDeps,
+  state: RunState,
+  calls: PhaseCall[],
+  runnable: PhaseCall[],
+  verification?: Verification,
+  /** the specialists these calls were raised in, outermost first (none: the run's own) */
+  specialists: string[] = [],
+) {
+  const executions = await Promise.all(
+    runnable.map((c) => {
+      const agent = getTool(c.name)?.agent;
+      return agent ? runSpecialist(deps, state, c, agent, specialists) : executeCall(deps, state, c, { verification });
+    }),
+  );
+  return foldExecutions(calls, runnable, executions);
+}
+
+/** The phase's calls with the outcomes of those that ran, the time they took, and the escalations they opened. */
+function foldExecutions(calls: PhaseCall[], runnable: PhaseCall[], executions: Execution[]) {
+  const byId = new Map(runnable.map((c, i) => [c.id, executions[i]!]));
+  const escalations: Array<{ call: PhaseCall; execution: Execution }> = [];
+  let activeMs = 0;
+  const out = calls.map((c) => {
+    const e = byId.get(c.id);
+    if (!e) return c;
+    activeMs += e.activeMs;
+    const next: PhaseCall = {
+      ...c,
+      status: e.settled.status,
+      result: e.settled.result,
+      isError: e.settled.isError,
+      attempts: e.settled.attempts,
+      nextAttemptAt: e.settled.nextAttemptAt,
+    };
+    if (!e.written) next.unwritten = e.settled;
+    if (e.waitsFor) next.waitsFor = e.waitsFor;
+    if (e.write) next.write = e.write;
+    if (e.escalation) escalations.push({ call: next, execution: e });
+    return next;
+  });
+  return { calls: out, activeMs, followUps: escalations };
+}
+
+/**
+ * What a tool phase's step writes about its calls, and where the phase stands: the escalations calls opened (with
+ * their outcome), the outcomes not yet written, the last steps of specialists — and whether a call waits for a person
+ * (`parked`, with the approvals to open) or for a retry (`retryAt`). Shared by the run's tool phase and a specialist's.
+ */
+export async function settlePhase(
+  db: Store,
+  w: StepWrite,
+  phaseCalls: PhaseCall[],
+  followUps: Array<{ call: PhaseCall; execution: Execution }>,
+): Promise<{ calls: PhaseCall[]; toPark: CallToPark[]; parked: boolean; retryAt: Date | null }> {
+  let calls = phaseCalls;
+  for (const { call, execution } of followUps) {
+    if (execution.escalation) {
+      const handoffId = await openEscalation(db, w, { ...execution.escalation, toolCallId: call.id, actor: "agent" });
+      const result = { ...(call.result as object), handoff_id: handoffId };
+      calls = calls.map((c) => (c.id === call.id ? { ...c, result, unwritten: c.unwritten ? { ...c.unwritten, result } : undefined } : c));
+    }
+  }
+  for (const c of calls) {
+    if (c.write) w.absorb(c.write);
+    if (c.unwritten) w.also((s) => settleCall(s, s.unique("settled"), c.id, c.unwritten!));
+  }
+  const toPark = calls.flatMap((c) => [
+    ...(c.toPark ? [c.toPark] : []),
+    ...(c.waitsFor && "toPark" in c.waitsFor ? c.waitsFor.toPark : []),
+  ]);
+  const parked = calls.some((c) => c.status === "PARKED" || (c.waitsFor && "toPark" in c.waitsFor));
+  const retries = calls.flatMap((c) =>
+    c.status === "RETRY_WAIT" || c.status === "DEFERRED"
+      ? [c.nextAttemptAt?.getTime() ?? Date.now() + 1000]
+      : c.waitsFor && "retryAt" in c.waitsFor
+        ? [c.waitsFor.retryAt.getTime()]
+        : [],
+  );
+  return { calls, toPark, parked, retryAt: retries.length ? new Date(Math.min(...retries)) : null };
+}
+
+/**
+ * Finishes the tool phase with step `w` (which may also record the turn itself): writes the outcomes not yet
+ * written, what calls learned (a verified identity) and the escalations they opened, then
+ *  - a call waits for a person → PARK (./park),
+ *  - a call waits for a retry → the run waits,
+ *  - every call has its result → the results message (with any queued customer text), or a dead letter when a tool
+ *    kept failing.
+ * `assistantSeq`: the tool_use message's seq, or null when `w` appends it (as its first message).
+ */
+export async function finishToolPhase(
+  deps: RuntimeDeps,
+  state: RunState,
+  w: StepWrite,
+  f: {
+    uses: Anthropic.ToolUseBlockParam[];
+    calls: PhaseCall[];
+    followUps: Array<{ call: PhaseCall; execution: Execution }>;
+    /** `w` appends the tool_use message itself (as its first message): its content, for the transcript */
+    assistantContent?: ContentBlock[];
+  },
+  /** write in this transaction (an effect's) and hand back what to do once it commits */
+  inTx?: { tx: Store; afterCommit: (fn: () => void) => void },
+): Promise<StepOutcome> {
+  const db = inTx?.tx ?? storeOf(deps.db);
+  const { ref } = state;
+  const { calls, toPark, parked, retryAt } = await settlePhase(db, w, f.calls, f.followUps);
+  if (parked) {
+    state.transcript = null;
+    return park(deps, w, toPark);
+  }
+  if (retryAt) {
+    await w.transitionTo({ to: "WAITING_FOR_RETRY", release: true, nextAttemptAt: retryAt }).run(db);
+    state.transcript = null;
+    return { kind: "waiting_for_retry", at: retryAt };
+  }
+  if (!calls.every(isSettled)) throw new Error(`tool phase of run ${ref.id} left calls unsettled`);
+
+  // The ONE user message answering the assistant message, with the customer text that waited for it.
+  const blocks: ContentBlock[] = f.uses.map((use) => {
     const call = calls.find((c) => c.toolUseId === use.id)!;
-    return { type: "tool_result", tool_use_id: use.id, content: JSON.stringify(call.result ?? {}), ...(call.isError ? { is_error: true } : {}) };
+    return {
+      type: "tool_result",
+      tool_use_id: use.id,
+      content: toolResultText(call.result),
+      ...(call.isError ? { is_error: true } : {}),
+    };
   });
-  return {
-    queuedCte: Prisma.sql`
-      queued AS (
-        UPDATE "Message" SET "pendingDelivery" = false, "runId" = ${run.id} FROM lease
-        WHERE "Message".id IN (SELECT id FROM "Message" WHERE "conversationId" = ${run.conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE)
-        RETURNING seq, "displayText"
-      )`,
-    message: {
-      id: randomUUID(),
-      message: { tenantId: run.tenantId, conversationId: run.conversationId, runId: run.id, role: "user", author: "HARNESS", content: results },
-      content: Prisma.sql`${JSON.stringify(results)}::jsonb || coalesce((SELECT jsonb_agg(jsonb_build_object('type', 'text', 'text', coalesce(q."displayText", '')) ORDER BY q.seq) FROM queued q), '[]'::jsonb)`,
+  // Customer text that waited goes with the results while the run's own messages leave room under the context budget
+  // (they are never summarised); past that it waits for the run's end and starts the next run.
+  const room = queuedBytesBudget() - runBytes(state);
+  const content = room > 0 ? withQueuedText(blocks, w.takeQueued(room, false)) : blocks;
+  const results = w.message({ role: "user", author: "HARNESS", content });
+  const settlingNow = calls.filter((c) => c.unwritten || c.recordedNow).map((c) => c.id);
+  const failed = calls.find(exhausted);
+  if (failed) {
+    // A tool kept failing after every retry: a person must look (the results are recorded first).
+    const ended = await escalateRun(db, w, {
+      trigger: "no_progress",
+      reason: `${failed.name} kept failing: ${(failed.result as { message?: string }).message ?? ""}`,
+      rootCause: "A tool kept failing after every retry.",
+      recommendedAction: "",
+      phase: "DEAD_LETTER",
+      notice:
+        "I'm sorry — our system couldn't complete that just now, and nothing was changed. I've passed it to our team, and a person will follow up here.",
+    });
+    state.transcript = null;
+    return { kind: "ended", ...ended };
+  }
+  const row = await w.run<{ seq: number; content: ContentBlock[]; effects: string[]; acted: number; assistantSeq: number | null }>(
+    db,
+    sql`${sql.raw(results)}.seq, ${sql.raw(results)}.content, ${runDoneColumns(ref.id, settlingNow)},
+      ${f.assistantContent ? sql`(SELECT seq FROM conv_m0)` : sql`NULL::int`} AS "assistantSeq" FROM ${sql.raw(results)}`,
+  );
+  // What the run has done, and the transcript, as this step left them (once it is committed).
+  const committed = () => {
+    state.done = { effects: row!.effects, acted: row!.acted + calls.filter((c) => settlingNow.includes(c.id) && actedCall(c)).length };
+    const written: TranscriptRow[] = [];
+    if (f.assistantContent)
+      written.push({ seq: row!.assistantSeq!, role: "assistant", content: f.assistantContent, author: "AGENT", runId: ref.id });
+    written.push({ seq: row!.seq, role: "user", content: row!.content, author: "HARNESS", runId: ref.id });
+    extendTranscript(state, ...written);
+  };
+  if (inTx) inTx.afterCommit(committed);
+  else committed();
+  failpoint("after-results-appended");
+  return { kind: "next" };
+}
+
+/**
+ * The tool phase of a recorded assistant message (resumed after a decision or a retry, or right after the turn
+ * was recorded with calls to run): deferred calls that are due are gated again, approved calls run (concurrently),
+ * and the phase is finished (see `finishToolPhase`).
+ */
+export async function advanceToolPhase(
+  deps: RuntimeDeps,
+  state: RunState,
+  assistant: { seq: number; content: ContentBlock[] },
+  rows: TranscriptRow[],
+): Promise<StepOutcome> {
+  const db = storeOf(deps.db);
+  const { ref, policy } = state;
+  const uses = assistant.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
+  const recorded = state.recordedCalls?.seq === assistant.seq ? state.recordedCalls.calls : await callsOfMessage(db, ref.id, assistant.seq);
+  state.recordedCalls = null;
+  let calls: PhaseCall[] = recorded.map((c) => ({ ...c }));
+  const w = new StepWrite(state);
+
+  // A deferred call is gated again once its time comes (the condition that deferred it may have cleared): its row
+  // is decided afresh; its earlier gate decisions stay in the audit trail.
+  const now = Date.now();
+  const due = calls.filter((c) => c.status === "DEFERRED" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now));
+  let verification: Verification | undefined;
+  if (due.length) {
+    const regated = await gateCalls(db, {
+      run: ref,
+      policy,
+      rows,
+      messageSeq: assistant.seq,
+      uses: uses.filter((u) => due.some((d) => d.toolUseId === u.id)),
+      known: [],
+      gates: deps.gates,
+      prior: new Map(due.map((d) => [d.toolUseId, { id: d.id, attempts: d.attempts }])),
+    });
+    verification = regated.verification;
+    for (const g of regated.gated) {
+      const old = due.find((d) => d.toolUseId === g.toolUseId)!;
+      const row = gatedRow(state, g, assistant.seq);
+      calls = calls.map((c) => (c.id === old.id ? row : c));
+      w.also((s) => regateCall(s, state, old.id, g));
+    }
+  }
+
+  const runnable = runnableCalls(calls);
+  let followUps: Array<{ call: PhaseCall; execution: Execution }> = [];
+  const only = runnable.length === 1 ? runnable[0]! : null;
+  if (only && getTool(only.name)?.sideEffect && calls.every((c) => c.id === only.id || isSettled(c))) {
+    // The phase's last call is an effect (an approval resumed): its transaction also writes the tool_result message,
+    // so the effect, its ledger row, its outcome and the result take ONE commit before the next request. If the
+    // effect does not succeed, the phase finishes as any other.
+    const execution = await executeCall(deps, state, only, {
+      verification,
+      commitWith: async (tx, settled, activeMs) => {
+        let after: () => void = () => undefined;
+        w.count({ activeMs });
+        const done = calls.map((c) => (c.id === only.id ? { ...c, ...settled, unwritten: settled } : c));
+        const outcome = await finishToolPhase(
+          deps,
+          state,
+          w,
+          { uses, calls: done, followUps: [] },
+          {
+            tx,
+            afterCommit: (fn) => {
+              after = fn;
+            },
+          },
+        );
+        return { outcome, afterCommit: () => after() };
+      },
+    });
+    if (execution.finished) return execution.finished;
+    const ran = foldExecutions(calls, [only], [execution]);
+    return finishToolPhase(deps, state, w.count({ activeMs: ran.activeMs }), { uses, calls: ran.calls, followUps: ran.followUps });
+  }
+  if (runnable.length) {
+    const ran = await runCalls(deps, state, calls, runnable, verification);
+    calls = ran.calls;
+    followUps = ran.followUps;
+    w.count({ activeMs: ran.activeMs });
+  }
+  return finishToolPhase(deps, state, w, { uses, calls, followUps });
+}
+
+/** The size of the run's own messages as far as this process knows them. */
+function runBytes(state: RunState): number {
+  let n = 0;
+  for (const r of state.transcript ?? []) if (r.runId === state.ref.id) n += JSON.stringify(r.content).length;
+  return n;
+}
+
+/** A deferred call decided afresh: its row updated in place, the new gate decisions added. */
+export function regateCall(s: Statement, state: RunState, callId: string, g: GatedCall): void {
+  const name = s.unique("regated");
+  s.update(
+    name,
+    "ToolCall",
+    {
+      status: sql`${g.status}::"ToolCallStatus"`,
+      gateDecision: sql`${g.decision}::"GateOutcome"`,
+      gateReason: g.reason,
+      effectiveInput: json(g.effectiveInput),
+      idempotencyKey: g.idempotencyKey,
+      isError: g.isError,
+      result: json(g.result),
+      nextAttemptAt: g.nextAttemptAt,
+      attempts: g.attempts,
+      gateFacts: json(g.gateFacts),
+      updatedAt: sql`now()`,
     },
-  };
+    sql<boolean>`"ToolCall".id = ${callId}`,
+  );
+  s.insertRecords(
+    `${name}_gates`,
+    "GateDecision",
+    g.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })),
+    { gate: "text", decision: '"GateOutcome"', reason: "text" },
+    {
+      id: sql`gen_random_uuid()::text`,
+      tenantId: state.ref.tenantId,
+      runId: state.ref.id,
+      toolCallId: callId,
+      toolUseId: g.toolUseId,
+      policyVersion: state.policy.version,
+    },
+  );
 }
 
-/**
- * Runs the gates on the calls of a tool_use message not in `known` (reading what they need); writes nothing.
- * `messageSeq`: the message's seq, for the call before it (identical-call detection) — Infinity when it is not
- * in `rows` yet.
- */
-export async function decideCalls(db: Db, state: RunState, rows: TranscriptRow[], messageSeq: number, uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], gates: RuntimeDeps["gates"]) {
-  const { ref: run, policy } = state;
-  // Read alongside what each gate reads (one round trip, not two): the gates await it after their own reads.
-  const verification = readVerification(db, run.conversationId);
-  verification.catch(() => undefined); // awaited below; a gate that fails first must not leave it unhandled
-  const ctx: GateContext = { run, policy, conversation: verification, previousCall: previousToolUse(rows, run, messageSeq), now: new Date() };
-  const decided: GatedCall[] = [];
-  for (const [position, use] of uses.entries()) {
-    if (!known.some((c) => c.toolUseId === use.id)) decided.push(await gateToolUse(db, { ...ctx }, { id: use.id, name: use.name, input: use.input }, position, gates));
-    ctx.previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
-  }
-  return { ctx: { ...ctx, conversation: await verification }, decided };
-}
-
-/**
- * Gates the calls of an assistant message that have no decision yet (the turn was recorded alone, a deferred call
- * is due, or a worker resumes) and records them with every gate's decision, in a transaction: on the pg fast path
- * unless a call parks or escalates (a handoff to open), then in a Prisma transaction.
- */
-async function gateMissingCalls(deps: RuntimeDeps, state: RunState, assistant: { seq: number }, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], known: ToolCallRow[], regate: ToolCallRow[]): Promise<{ calls: ToolCallRow[]; verifiedCustomerId: string | null }> {
-  return runtimeTransaction(deps.db, async (tx) => {
-    await assertLease(tx, state.ref.id, deps.workerId, deps.leaseMs);
-    // Its earlier gate decisions stay in the audit trail; the call row is decided afresh.
-    if (regate.length) await tx.execute(Prisma.sql`DELETE FROM "ToolCall" WHERE id IN (${Prisma.join(regate.map((c) => c.id))})`);
-    const { ctx, decided } = await decideCalls(tx, state, rows, assistant.seq, uses, known, deps.gates);
-    const out: ToolCallRow[] = [];
-    for (const g of decided) out.push(await recordGatedCall(tx, ctx, g, assistant.seq));
-    return { calls: out, verifiedCustomerId: ctx.conversation.verifiedCustomerId };
-  });
-}
-
-/** Appends the results message (see resultsMessage) with the outcomes not written yet, in one statement fenced by the lease. */
-async function appendResults(deps: RuntimeDeps, run: RunRef, uses: Anthropic.ToolUseBlockParam[], calls: ToolCallRow[], unwritten: Unwritten[]): Promise<{ row: TranscriptRow; done: RunDone }> {
-  const results = resultsMessage(run, uses, calls);
-  const settledNow = unwritten.map((u) => u.id);
-  const appended = await fencedCtes<{ seq: number; content: ContentBlock[]; effects: string[]; acted: number }>(fastSql(deps.db), run.id, deps.workerId, deps.leaseMs, { activeMs: sumActiveMs(unwritten) }, Prisma.sql`
-    ${unwritten.length ? Prisma.sql`${settlementCtes(unwritten)},` : Prisma.empty}
-    ${results.queuedCte}, ${appendMessagesCtes([results.message], { from: Prisma.sql`lease` })}`,
-    Prisma.sql`msg.seq, msg.content, ${runDoneColumns(run.id, settledNow)} FROM msg`);
-  return {
-    row: { seq: appended.seq, role: "user", content: appended.content, author: "HARNESS", runId: run.id },
-    done: { effects: appended.effects, acted: appended.acted + calls.filter((c) => settledNow.includes(c.id) && actedCall(c)).length },
-  };
-}
-
-type Unwritten = { id: string; activeMs: number; settlement: CallSettlement };
-
-/** Calls' outcomes as CTEs (`settled0`, …) of a statement fenced by the lease. */
-function settlementCtes(unwritten: Unwritten[]): Prisma.Sql {
-  return Prisma.join(unwritten.map((u, i) => Prisma.sql`${Prisma.raw(`settled${i}`)} AS (${settleCallSql(u.id, u.settlement, Prisma.sql`FROM lease`)})`), ", ");
-}
-
-const sumActiveMs = (unwritten: Unwritten[]) => unwritten.reduce((sum, u) => sum + u.activeMs, 0);
-
-/** The tool call of this run just before this message (from the transcript), for identical-call detection. */
-function previousToolUse(rows: TranscriptRow[], run: RunRef, beforeSeq: number): { name: string; canonicalInput: string } | null {
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const row = rows[i]!;
-    if (row.seq >= beforeSeq || row.role !== "assistant" || row.runId !== run.id) continue;
-    const uses = (row.content as ContentBlock[]).filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
-    const last = uses[uses.length - 1];
-    if (last) return { name: last.name, canonicalInput: canonicalJson(last.input ?? {}) };
-  }
-  return null;
-}
+/** Whether a tool may run before its call is recorded (it only reads: running it again is harmless). */
+export const runsBeforeRecording = (name: string) => getTool(name)?.readOnly === true;

@@ -1,74 +1,106 @@
+// A model turn that proposes tool calls. The calls are gated as soon as the model proposes them, and the turn — its
+// model call, the assistant message, the calls with every gate's decision — is recorded in ONE statement together
+// with what follows when nothing else has to run first:
+//  - every call refused, or allowed and read-only (run at once, before recording: running them again is harmless)
+//    → the results message too: the tool phase is done;
+//  - a call a person must decide and nothing else to run → the run parks in the same statement (./park);
+//  - otherwise the turn is recorded with its calls, and the tool phase runs the approved ones (./tool-phase).
+// A refusal above the policy ceiling opens its escalation in the same statement.
 import type Anthropic from "@anthropic-ai/sdk";
-import { randomUUID } from "node:crypto";
-import { Prisma } from "@/lib/db/prisma-types";
-import { fastSql } from "@/lib/db/sql";
-import { getTool } from "@/lib/tools/registry";
+import { sql } from "kysely";
+import { storeOf } from "@/lib/db/kysely";
+import { addToolCalls } from "@/lib/store/tool-calls";
+import type { ContentBlock, TranscriptRow } from "@/lib/store/transcript";
+import type { ToolErrorBody } from "@/lib/tools/types";
 import type { RuntimeDeps } from "./deps";
-import { fencedCtes, type RunCounters } from "./lease";
+import { openEscalation } from "./end";
 import { failpoint } from "./failpoints";
-import { actedCall, extendTranscript, runDoneColumns, type RunState } from "./run-state";
-import { callRow, recordCallsFenced } from "./tool-gating";
-import { executeCall } from "./tool-execution";
-import { decideCalls, resultsMessage, TERMINAL } from "./tool-phase";
-import { appendMessagesCtes, type AppendMessage, type ContentBlock, type MessageToAppend, type TranscriptRow } from "./transcript";
+import { gateCalls } from "./gating";
+import { openApprovals } from "./park";
+import { extendTranscript, type RunState } from "./run-state";
+import type { StepOutcome } from "./step";
+import type { StepWrite } from "./step-write";
+import { finishToolPhase, gatedRow, type PhaseCall, runCalls, runnableCalls, runsBeforeRecording } from "./tool-phase";
 
-/**
- * Records a tool_use turn (its model call and assistant message) together with what follows from it, in ONE
- * statement fenced by the lease. The proposed calls are gated as soon as the model proposes them; then
- *  - if every call is refused or allowed and read-only, the allowed ones run at once and the turn is recorded
- *    with the calls, their outcomes and the results message (`after-results-appended`): the tool phase is done;
- *  - otherwise, if none needs a person, the turn is recorded with the gated calls (`after-gate`), for the tool
- *    phase to run;
- *  - otherwise (a call parks or escalates) the turn is recorded alone, and the tool phase gates it in a
- *    transaction (opening the handoff).
- * Nothing runs before it is recorded except read-only calls: if the worker dies first, the turn is simply redone.
- */
-export async function recordToolUseTurn(deps: RuntimeDeps, state: RunState, rows: TranscriptRow[], uses: Anthropic.ToolUseBlockParam[], counters: RunCounters, turn: { modelCall: Prisma.Sql; assistant: AppendMessage }): Promise<void> {
-  const sql = fastSql(deps.db);
-  const { ref: run, policy } = state;
-  const assistant: MessageToAppend = { id: randomUUID(), message: turn.assistant };
-  const assistantRow = (seq: number): TranscriptRow => ({ seq, role: "assistant", content: turn.assistant.content, author: "AGENT", runId: run.id });
-  const { ctx, decided } = await decideCalls(sql, state, rows, Number.POSITIVE_INFINITY, uses, [], deps.gates);
-  const verifiedCustomerId = ctx.conversation.verifiedCustomerId;
+export async function recordToolUseTurn(
+  deps: RuntimeDeps,
+  state: RunState,
+  rows: TranscriptRow[],
+  uses: Anthropic.ToolUseBlockParam[],
+  w: StepWrite,
+  content: ContentBlock[],
+): Promise<StepOutcome> {
+  const db = storeOf(deps.db);
+  const { ref, policy } = state;
+  const { verification, gated } = await gateCalls(db, {
+    run: ref,
+    policy,
+    rows,
+    messageSeq: Number.POSITIVE_INFINITY,
+    uses,
+    known: [],
+    gates: deps.gates,
+  });
 
-  if (decided.some((g) => g.handoff)) {
-    const { seq } = await fencedCtes<{ seq: number }>(sql, run.id, deps.workerId, deps.leaseMs, counters,
-      Prisma.sql`mc AS (${turn.modelCall}), ${appendMessagesCtes([assistant], { from: Prisma.sql`lease` })}`, Prisma.sql`msg.seq FROM msg`);
-    state.toolUseTurn = { seq, calls: [], verifiedCustomerId };
-    extendTranscript(state, assistantRow(seq));
-    return;
-  }
-
-  let calls = decided;
-  let activeMs = 0;
-  if (decided.every((g) => g.status === "DENIED" || (g.status === "APPROVED" && getTool(g.use.name)?.readOnly))) {
-    // (Not written yet, so no message seq: the tools do not need it.)
-    const executions = await Promise.all(decided.map((g) => (g.status === "APPROVED" ? executeCall(deps, run, callRow(ctx, g, 0), policy, { verifiedCustomerId, settleLater: true }) : null)));
-    calls = decided.map((g, i) => {
-      const e = executions[i];
-      if (!e) return g;
-      activeMs += e.unwritten?.activeMs ?? 0;
-      return { ...g, status: e.settled.status, result: e.settled.result, isError: e.settled.isError, attempts: e.settled.attempts, nextAttemptAt: e.settled.nextAttemptAt };
+  // A refusal that must not be retried around (above the refund ceiling) starts the escalation itself.
+  for (const g of gated) {
+    if (g.handoff?.kind !== "escalation") continue;
+    const { facts } = g.handoff;
+    const handoffId = await openEscalation(db, w, {
+      trigger: "policy_ceiling",
+      rootCause: g.handoff.reason,
+      recommendedAction: `Review the request (${facts.summary}) and decide on an exception or an alternative with the customer.`,
+      reason: `Above the policy ceiling: ${facts.summary}.`,
+      orderNumber: facts.orderNumber ?? null,
+      amountCents: facts.amountCents ?? null,
+      toolCallId: g.id,
+      refusedCall: { toolName: g.name, input: (g.input ?? {}) as Record<string, unknown>, amountCents: facts.amountCents ?? null },
     });
-    if (calls.every((g) => TERMINAL.has(g.status) && !(g.result as { exhausted?: boolean } | null)?.exhausted)) {
-      const results = resultsMessage(run, uses, calls.map((g) => ({ toolUseId: g.use.id, result: g.result, isError: g.isError })));
-      const recorded = recordCallsFenced(ctx, calls, Prisma.sql`(SELECT seq FROM msg0)`);
-      const out = await fencedCtes<{ assistantSeq: number; seq: number; content: ContentBlock[]; effects: string[]; acted: number }>(sql, run.id, deps.workerId, deps.leaseMs,
-        { ...counters, activeMs: (counters.activeMs ?? 0) + activeMs },
-        Prisma.sql`mc AS (${turn.modelCall}), ${results.queuedCte}, ${appendMessagesCtes([assistant, results.message], { from: Prisma.sql`lease` })}, ${recorded.ctes}`,
-        Prisma.sql`(SELECT seq FROM msg0) AS "assistantSeq", msg.seq, msg.content, ${runDoneColumns(run.id, calls.map((g) => g.id))} FROM msg`);
-      extendTranscript(state, assistantRow(out.assistantSeq));
-      extendTranscript(state, { seq: out.seq, role: "user", content: out.content, author: "HARNESS", runId: run.id });
-      state.done = { effects: out.effects, acted: out.acted + calls.filter((g) => actedCall({ status: g.status, name: g.use.name })).length };
-      failpoint("after-results-appended");
-      return;
-    }
+    g.result = { ...(g.result as ToolErrorBody), escalated: true, handoff_id: handoffId };
   }
 
-  const recorded = recordCallsFenced(ctx, calls, Prisma.sql`(SELECT seq FROM msg)`);
-  const { seq } = await fencedCtes<{ seq: number }>(sql, run.id, deps.workerId, deps.leaseMs, { ...counters, activeMs: (counters.activeMs ?? 0) + activeMs },
-    Prisma.sql`mc AS (${turn.modelCall}), ${appendMessagesCtes([assistant], { from: Prisma.sql`lease` })}, ${recorded.ctes}`, Prisma.sql`msg.seq FROM msg`);
-  state.toolUseTurn = { seq, calls: recorded.rows(seq), verifiedCustomerId };
-  extendTranscript(state, assistantRow(seq));
-  failpoint("after-gate");
+  // Rows as the tool phase tracks them; the seq is filled in once the statement has numbered the message.
+  let calls: PhaseCall[] = gated.map((g) => ({ ...gatedRow(state, g, 0), recordedNow: true }));
+  const others = runnableCalls(calls).filter((c) => !runsBeforeRecording(c.name));
+  const readOnly = runnableCalls(calls).filter((c) => runsBeforeRecording(c.name));
+  let followUps: Awaited<ReturnType<typeof runCalls>>["followUps"] = [];
+  if (readOnly.length && !others.length) {
+    // Nothing else has to run first: read-only calls run now and are recorded with their outcome.
+    const ran = await runCalls(deps, state, calls, readOnly, verification);
+    calls = ran.calls.map((c) => ({ ...c, unwritten: undefined }));
+    followUps = ran.followUps;
+    w.count({ activeMs: ran.activeMs });
+  }
+
+  const assistant = w.message({ role: "assistant", author: "AGENT", content });
+  const byId = new Map(calls.map((c) => [c.id, c]));
+  w.also((s) =>
+    addToolCalls(
+      s,
+      "calls",
+      ref,
+      gated.map((g) => {
+        const c = byId.get(g.id)!;
+        return { ...g, status: c.status, result: c.result, isError: c.isError, attempts: c.attempts, nextAttemptAt: c.nextAttemptAt };
+      }),
+      sql`(SELECT seq FROM ${sql.raw(assistant)})`,
+      policy.version,
+    ),
+  );
+
+  if (others.length) {
+    // Approved calls with effects (or that learn something) run in the tool phase, after this is recorded. A call a
+    // person must decide gets its approval in this statement: a parked call never exists without its handoff.
+    await openApprovals(
+      deps,
+      w,
+      calls.flatMap((c) => (c.toPark ? [c.toPark] : [])),
+    );
+    const row = await w.run<{ seq: number }>(db, sql`seq FROM ${sql.raw(assistant)}`);
+    state.recordedCalls = { seq: row!.seq, calls: calls.map((c) => ({ ...c, toPark: undefined, messageSeq: row!.seq })) };
+    extendTranscript(state, { seq: row!.seq, role: "assistant", content, author: "AGENT", runId: ref.id });
+    failpoint("after-gate");
+    return { kind: "next" };
+  }
+  return finishToolPhase(deps, state, w, { uses, calls, followUps, assistantContent: content });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
 import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
@@ -17,18 +18,32 @@ export const cancelOrder = defineTool({
   accountAction: true,
   async facts(input, ctx) {
     const facts = await orderFacts(ctx.db, ctx.tenantId, input.order_number, `Cancel ${input.order_number.toUpperCase()}`);
-    return { ...facts, amountCents: facts.orderTotalCents, summary: `Cancel ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
+    return {
+      ...facts,
+      amountCents: facts.orderTotalCents,
+      summary: `Cancel ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}`,
+    };
   },
   async execute(input, ctx) {
     return effectOfCall(ctx, "cancel_order", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, { lock: true });
       if (order.status !== "processing") {
         throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
       }
       const refundCents = order.totalCents - order.refundedCents;
-      await tx.order.update({ where: { id: order.id }, data: { status: "cancelled", refundedCents: order.totalCents } });
+      await tx.updateTable("Order").set({ status: "cancelled", refundedCents: order.totalCents }).where("id", "=", order.id).execute();
       if (refundCents > 0) {
-        await tx.refund.create({ data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: refundCents, reason: `cancellation: ${input.reason}`, idempotencyKey: ctx.idempotencyKey } });
+        await tx
+          .insertInto("Refund")
+          .values({
+            id: randomUUID(),
+            tenantId: ctx.tenantId,
+            orderId: order.id,
+            amountCents: refundCents,
+            reason: `cancellation: ${input.reason}`,
+            idempotencyKey: ctx.idempotencyKey,
+          })
+          .execute();
       }
       return { status: "cancelled", order_number: order.number, refunded_cents: refundCents, refunded: formatCents(refundCents) };
     });

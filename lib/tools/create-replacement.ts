@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, moneyFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 
 export const createReplacementInputSchema = z.object({
@@ -16,17 +17,35 @@ export const createReplacement = defineTool({
   sideEffect: true,
   accountAction: true,
   async facts(input, ctx) {
-    const facts = await orderFacts(ctx.db, ctx.tenantId, input.order_number, `Replace ${input.order_number.toUpperCase()}`);
-    return { ...facts, amountCents: facts.orderTotalCents, summary: `Replace ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
+    const facts = await moneyFacts(ctx.db, {
+      tenantId: ctx.tenantId,
+      tool: "create_replacement",
+      orderNumber: input.order_number,
+      callId: ctx.callId,
+      windowDays: ctx.policy.rules.replacement.autoPerCustomerWindowDays,
+      summary: `Replace ${input.order_number.toUpperCase()}`,
+    });
+    return { ...facts, summary: `Replace ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
   },
   async execute(input, ctx) {
     return effectOfCall(ctx, "create_replacement", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, { lock: true });
       if (order.status !== "delivered" && order.status !== "lost") {
         throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
       }
       const tracking = `1ZR${ctx.idempotencyKey.slice(0, 12).toUpperCase()}`;
-      await tx.shipment.create({ data: { orderId: order.id, carrier: "UPS", tracking, status: "label_created", kind: "replacement" } });
+      await tx
+        .insertInto("Shipment")
+        .values({
+          id: randomUUID(),
+          orderId: order.id,
+          carrier: "UPS",
+          tracking,
+          status: "label_created",
+          kind: "replacement",
+          updatedAt: new Date(),
+        })
+        .execute();
       return { status: "replacement_created", order_number: order.number, value: formatCents(order.totalCents), tracking };
     });
   },

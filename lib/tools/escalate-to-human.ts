@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { defineTool } from "./types";
-import { openEscalation } from "@/lib/handoffs/escalation";
 
 export const escalateToHumanInputSchema = z.object({
   trigger: z
     .enum(["customer_request", "policy_gap", "no_progress"])
-    .describe("customer_request: they asked for a person; policy_gap: needs an exception or no policy covers it; no_progress: a tool is down, data conflicts, or you are stuck"),
+    .describe(
+      "customer_request: they asked for a person; policy_gap: needs an exception or no policy covers it; no_progress: a tool is down, data conflicts, or you are stuck",
+    ),
   summary: z.string().min(1).max(2000).describe("What the customer asked, self-contained"),
   tried: z.string().max(2000).default("").describe("What you already tried"),
   root_cause: z.string().max(1000).default("").describe("Your diagnosis of the root cause"),
@@ -24,22 +25,26 @@ export const escalateToHuman = defineTool({
   async facts(input) {
     return { orderNumber: input.order_number, amountCents: input.amount_cents, summary: `Escalate: ${input.trigger}` };
   },
-  async execute(input, ctx) {
-    // Idempotent by tool call: a repeat returns the same handoff.
-    const handoff = await openEscalation(ctx.db, {
-      tenantId: ctx.tenantId,
-      conversationId: ctx.conversationId,
-      runId: ctx.runId,
-      toolCallId: ctx.toolCallId,
-      trigger: input.trigger,
-      asked: input.summary,
-      tried: input.tried ? [input.tried] : [],
-      rootCause: input.root_cause,
-      recommendedAction: input.recommended_action,
-      orderNumber: input.order_number,
-      amountCents: input.amount_cents ?? null,
-      reason: input.trigger === "customer_request" ? "The customer asked for a person." : input.trigger === "policy_gap" ? "Needs a policy exception or falls in a policy gap." : "The agent could not make progress.",
-    });
-    return { status: "escalated", handoff_id: handoff.id, message: "A person from the team will take over this conversation. Tell the customer honestly; do not promise an outcome." };
+  escalation: (input) => ({
+    trigger: input.trigger,
+    asked: input.summary,
+    tried: input.tried ? [input.tried] : [],
+    rootCause: input.root_cause,
+    recommendedAction: input.recommended_action,
+    orderNumber: input.order_number,
+    amountCents: input.amount_cents ?? null,
+    reason:
+      input.trigger === "customer_request"
+        ? "The customer asked for a person."
+        : input.trigger === "policy_gap"
+          ? "Needs a policy exception or falls in a policy gap."
+          : "The agent could not make progress.",
+  }),
+  async execute() {
+    // The runtime opens the escalation with this result (one per conversation while pending) and adds its id.
+    return {
+      status: "escalated",
+      message: "A person from the team will take over this conversation. Tell the customer honestly; do not promise an outcome.",
+    };
   },
 });

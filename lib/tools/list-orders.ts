@@ -16,12 +16,21 @@ export const listOrders = defineTool({
   },
   async execute(_input, ctx) {
     if (!ctx.verifiedCustomerId) throw new ToolError("permission", "The customer is not verified. Call verify_customer first.", true);
-    const orders = await ctx.db.order.findMany({
-      where: { tenantId: ctx.tenantId, customerId: ctx.verifiedCustomerId },
-      orderBy: { number: "asc" },
-    });
+    const orders = await ctx.db
+      .selectFrom("Order")
+      .select(["number", "status", "totalCents", "note"])
+      .where("tenantId", "=", ctx.tenantId)
+      .where("customerId", "=", ctx.verifiedCustomerId)
+      .orderBy("number")
+      .execute();
     return {
-      orders: orders.map((o) => ({ order_number: o.number, status: o.status, total_cents: o.totalCents, total: formatCents(o.totalCents), note: o.note ?? null })),
+      orders: orders.map((o) => ({
+        order_number: o.number,
+        status: o.status,
+        total_cents: o.totalCents,
+        total: formatCents(o.totalCents),
+        note: o.note ?? null,
+      })),
     };
   },
 });

@@ -1,38 +1,91 @@
-import { Prisma, type Json, type PrismaTx } from "@/lib/db/prisma-types";
-import { sqlOf, type Db } from "@/lib/db/sql";
+import { sql, type Transaction } from "kysely";
+import type { DB, Store } from "@/lib/db/kysely";
 import { performEffect } from "@/lib/commerce/provider";
+import { maskAddress } from "@/lib/identity/mask-address";
 import { formatCents } from "@/lib/money";
-import { ToolError, type CallFacts, type ToolContext } from "./types";
+import { type CallFacts, type ToolContext, type ToolDb, ToolError } from "./types";
 
-/** Loads an order by its public number within the tenant; a missing order is a business-rule error the model can act on. */
-export async function findOrder(db: PrismaTx, tenantId: string, orderNumber: string) {
-  const order = await db.order.findUnique({
-    where: { tenantId_number: { tenantId, number: normaliseOrderNumber(orderNumber) } },
-    include: { shipments: { orderBy: { updatedAt: "desc" } }, customer: true },
-  });
-  return order;
+export interface OrderRow {
+  id: string;
+  tenantId: string;
+  customerId: string;
+  number: string;
+  totalCents: number;
+  refundedCents: number;
+  status: string;
+  note: string | null;
+  shippingAddress: unknown;
+  placedAt: Date;
+  shipments: Array<{ carrier: string; tracking: string; status: string; kind: string; updatedAt: Date }>;
 }
 
-export async function requireOwnedOrder(db: PrismaTx, tenantId: string, orderNumber: string, verifiedCustomerId: string | null) {
+/**
+ * Loads an order by its public number within the tenant, with its shipments (newest first); `lock` takes the order's
+ * row lock (a side effect reads what it may still do under it). null when there is no such order.
+ */
+export async function findOrder(
+  db: ToolDb,
+  tenantId: string,
+  orderNumber: string,
+  opts: { lock?: boolean } = {},
+): Promise<OrderRow | null> {
+  // One round trip: the shipments come with the order as JSON (timestamps as UTC ISO strings).
+  const lock = opts.lock ? sql`FOR UPDATE OF o` : sql``;
+  const { rows } = await sql<
+    Omit<OrderRow, "shipments"> & { shipments: Array<Omit<OrderRow["shipments"][number], "updatedAt"> & { updatedAt: string }> }
+  >`
+    SELECT o.id, o."tenantId", o."customerId", o.number, o."totalCents", o."refundedCents", o.status, o.note, o."shippingAddress", o."placedAt",
+      coalesce((SELECT jsonb_agg(jsonb_build_object('carrier', s.carrier, 'tracking', s.tracking, 'status', s.status, 'kind', s.kind,
+          'updatedAt', to_char(s."updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY s."updatedAt" DESC)
+        FROM "Shipment" s WHERE s."orderId" = o.id), '[]'::jsonb) AS shipments
+    FROM "Order" o WHERE o."tenantId" = ${tenantId} AND o.number = ${normaliseOrderNumber(orderNumber)} ${lock}`.execute(db);
+  const order = rows[0];
+  if (!order) return null;
+  return { ...order, shipments: order.shipments.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt) })) };
+}
+
+export async function requireOwnedOrder(
+  db: ToolDb,
+  tenantId: string,
+  orderNumber: string,
+  verifiedCustomerId: string | null,
+  opts: { lock?: boolean } = {},
+) {
   if (!verifiedCustomerId) {
     throw new ToolError("permission", "The customer is not verified. Call verify_customer first.", true);
   }
-  const order = await findOrder(db, tenantId, orderNumber);
+  const order = await findOrder(db, tenantId, orderNumber, opts);
   if (!order || order.customerId !== verifiedCustomerId) {
-    throw new ToolError("business_rule", `No order ${orderNumber} was found on this customer's account. Ask the customer to check the order number.`, true);
+    throw new ToolError(
+      "business_rule",
+      `No order ${orderNumber} was found on this customer's account. Ask the customer to check the order number.`,
+      true,
+    );
   }
   return order;
 }
 
+/** Order numbers as the shop writes them: "a1002", "A 1002", "#A-1002" and " a-1002 " are all A-1002. */
 export function normaliseOrderNumber(raw: string): string {
-  return raw.trim().toUpperCase();
+  const compact = raw.trim().toUpperCase().replace(/^#/, "");
+  const m = compact.match(/^([A-Z]{1,3})[\s-]?(\d{3,6})$/);
+  return m ? `${m[1]}-${m[2]}` : compact;
 }
 
 /** What gates need about an order: one narrow read (gating runs on every proposed call). */
-export async function orderFacts(db: Db, tenantId: string, orderNumber: string, summary: string, amountCents?: number): Promise<CallFacts> {
-  const [order] = await sqlOf(db).query<{ customerId: string; status: string; totalCents: number; refundedCents: number }>(Prisma.sql`
-    SELECT "customerId", status::text AS status, "totalCents", "refundedCents" FROM "Order"
-    WHERE "tenantId" = ${tenantId} AND number = ${normaliseOrderNumber(orderNumber)}`);
+export async function orderFacts(
+  db: Store,
+  tenantId: string,
+  orderNumber: string,
+  summary: string,
+  amountCents?: number,
+): Promise<CallFacts> {
+  const order = await db
+    .selectFrom("Order")
+    .select(["customerId", "status", "totalCents", "refundedCents"])
+    .where("tenantId", "=", tenantId)
+    .where("number", "=", normaliseOrderNumber(orderNumber))
+    .executeTakeFirst();
   return {
     orderNumber: normaliseOrderNumber(orderNumber),
     amountCents,
@@ -44,8 +97,78 @@ export async function orderFacts(db: Db, tenantId: string, orderNumber: string, 
   };
 }
 
+/** Statuses of a call that will still act unless someone stops it: parked, deferred, approved, running, waiting to retry. */
+const OPEN_CALL = sql`('PARKED', 'DEFERRED', 'APPROVED', 'EXECUTING', 'RETRY_WAIT')`;
+
+/**
+ * The facts of a money-moving call (a refund or a replacement), with the totals its limits apply to (see
+ * lib/policy): what was already done on the order, what is waiting on it (parked or approved, not run — in any
+ * conversation), and what was done automatically for the order's customer within the policy's window. One query.
+ * `amount` says what a call of this tool is worth: a refund its amount, a replacement the order's value.
+ */
+export async function moneyFacts(
+  db: Store,
+  a: {
+    tenantId: string;
+    tool: "refund_order" | "create_replacement";
+    orderNumber: string;
+    amountCents?: number;
+    windowDays: number;
+    summary: string;
+    /** the call being judged: its own waiting row is not counted */
+    callId?: string;
+  },
+): Promise<CallFacts> {
+  const number = normaliseOrderNumber(a.orderNumber);
+  const worth =
+    a.tool === "refund_order"
+      ? sql`(coalesce(c."effectiveInput", c.input)->>'amount_cents')::int`
+      : sql`(c."gateFacts"->>'amountCents')::int`;
+  const sum = (where: ReturnType<typeof sql>) =>
+    sql`(SELECT coalesce(sum(${worth}), 0)::int FROM "ToolCall" c
+         WHERE c."tenantId" = ${a.tenantId} AND c.name = ${a.tool} AND c.id <> ${a.callId ?? ""} AND ${where})`;
+  const { rows } = await sql<{
+    customerId: string;
+    status: string;
+    totalCents: number;
+    refundedCents: number;
+    replacements: number;
+    pending: number;
+    customerAuto: number;
+    customerPendingAuto: number;
+  }>`
+    SELECT o."customerId", o.status::text AS status, o."totalCents", o."refundedCents",
+      (SELECT count(*)::int FROM "Shipment" s WHERE s."orderId" = o.id AND s.kind = 'replacement') AS replacements,
+      ${sum(sql`c.status IN ${OPEN_CALL} AND c."gateFacts"->>'orderNumber' = ${number}`)} AS pending,
+      ${sum(sql`c.status = 'SUCCEEDED' AND c."decidedById" IS NULL AND c."gateFacts"->>'customerId' = o."customerId"
+                AND c."createdAt" > now() - make_interval(days => ${a.windowDays}::int)`)} AS "customerAuto",
+      ${sum(sql`c.status IN ('APPROVED', 'EXECUTING', 'RETRY_WAIT') AND c."decidedById" IS NULL AND c."gateFacts"->>'customerId' = o."customerId"`)} AS "customerPendingAuto"
+    FROM "Order" o WHERE o."tenantId" = ${a.tenantId} AND o.number = ${number}`.execute(db);
+  const order = rows[0];
+  const amountCents = a.tool === "refund_order" ? a.amountCents : order?.totalCents;
+  return {
+    orderNumber: number,
+    amountCents,
+    customerId: order?.customerId,
+    orderStatus: order?.status,
+    orderTotalCents: order?.totalCents,
+    refundableCents: order ? order.totalCents - order.refundedCents : undefined,
+    totals: order
+      ? {
+          orderDoneCents: a.tool === "refund_order" ? order.refundedCents : order.replacements * order.totalCents,
+          orderPendingCents: order.pending,
+          sameTurnCents: 0,
+          customerAutoCents: order.customerAuto,
+          customerPendingAutoCents: order.customerPendingAuto,
+          windowDays: a.windowDays,
+        }
+      : undefined,
+    summary: a.summary,
+  };
+}
+
 /** The order as the model reads it: normalised dates and statuses, amounts both in cents and formatted. */
-export function presentOrder(order: NonNullable<Awaited<ReturnType<typeof findOrder>>>) {
+export function presentOrder(order: Omit<OrderRow, "id" | "tenantId" | "customerId">) {
   const shipment = order.shipments[0];
   return {
     order_number: order.number,
@@ -57,18 +180,35 @@ export function presentOrder(order: NonNullable<Awaited<ReturnType<typeof findOr
     refundable_cents: order.totalCents - order.refundedCents,
     note: order.note ?? null,
     shipment: shipment ? { carrier: shipment.carrier, tracking: shipment.tracking, status: shipment.status } : null,
-    shipping_address: order.shippingAddress,
+    shipping_address: maskAddress(order.shippingAddress),
   };
+}
+
+/** The effect's transaction: a side-effecting tool only ever runs inside the runtime's fenced transaction. */
+export function effectTransaction(ctx: ToolContext): Transaction<DB> {
+  if (!ctx.db.isTransaction) throw new Error("a side effect must run in the runtime's transaction");
+  return ctx.db as Transaction<DB>;
 }
 
 /**
  * Runs a side-effecting tool's effect through the payments/fulfilment boundary under the call's idempotency key
  * and ledger identity; a replayed key returns the recorded outcome, marked `replayed`.
  */
-export async function effectOfCall<T extends Record<string, unknown>>(ctx: ToolContext, operation: string, request: Json, effect: (tx: PrismaTx) => Promise<T>) {
+export async function effectOfCall<T extends Record<string, unknown>>(
+  ctx: ToolContext,
+  operation: string,
+  request: unknown,
+  effect: (tx: Transaction<DB>) => Promise<T>,
+) {
   const { outcome, replayed } = await performEffect(
-    ctx.db,
-    { tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, operation, request, ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId } },
+    effectTransaction(ctx),
+    {
+      tenantId: ctx.tenantId,
+      idempotencyKey: ctx.idempotencyKey,
+      operation,
+      request,
+      ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId },
+    },
     effect,
   );
   return { ...outcome, ...(replayed ? { replayed: true } : {}) };

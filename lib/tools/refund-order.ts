@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, moneyFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 
 export const refundOrderInputSchema = z.object({
@@ -17,18 +18,43 @@ export const refundOrder = defineTool({
   sideEffect: true,
   accountAction: true,
   facts: (input, ctx) =>
-    orderFacts(ctx.db, ctx.tenantId, input.order_number, `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`, input.amount_cents),
+    moneyFacts(ctx.db, {
+      tenantId: ctx.tenantId,
+      tool: "refund_order",
+      orderNumber: input.order_number,
+      amountCents: input.amount_cents,
+      callId: ctx.callId,
+      windowDays: ctx.policy.rules.refund.autoPerCustomerWindowDays,
+      summary: `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`,
+    }),
   async execute(input, ctx) {
     return effectOfCall(ctx, "refund_order", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId);
+      // Under the order's row lock: what is still refundable cannot change until this commits.
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, { lock: true });
       const refundable = order.totalCents - order.refundedCents;
       if (input.amount_cents > refundable) {
-        throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, { refundable_cents: refundable });
+        throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, {
+          refundable_cents: refundable,
+        });
       }
-      const refund = await tx.refund.create({
-        data: { tenantId: ctx.tenantId, orderId: order.id, amountCents: input.amount_cents, reason: input.reason, idempotencyKey: ctx.idempotencyKey },
-      });
-      await tx.order.update({ where: { id: order.id }, data: { refundedCents: { increment: input.amount_cents } } });
+      const refund = await tx
+        .with("o", (db) =>
+          db
+            .updateTable("Order")
+            .set((eb) => ({ refundedCents: eb("refundedCents", "+", input.amount_cents) }))
+            .where("id", "=", order.id),
+        )
+        .insertInto("Refund")
+        .values({
+          id: randomUUID(),
+          tenantId: ctx.tenantId,
+          orderId: order.id,
+          amountCents: input.amount_cents,
+          reason: input.reason,
+          idempotencyKey: ctx.idempotencyKey,
+        })
+        .returning("id")
+        .executeTakeFirstOrThrow();
       return {
         status: "refunded",
         refund_id: refund.id,

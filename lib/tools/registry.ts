@@ -2,6 +2,7 @@ import { z } from "zod";
 import { createHash } from "node:crypto";
 import type { ToolDefinition } from "./types";
 import { verifyCustomer } from "./verify-customer";
+import { sendVerificationCode } from "./send-verification-code";
 import { lookupOrder } from "./lookup-order";
 import { listOrders } from "./list-orders";
 import { refundOrder } from "./refund-order";
@@ -9,10 +10,12 @@ import { createReplacement } from "./create-replacement";
 import { cancelOrder } from "./cancel-order";
 import { updateShippingAddress } from "./update-shipping-address";
 import { escalateToHuman } from "./escalate-to-human";
+import { specialistTools } from "./ask-specialist";
 
 /** Every tool the product knows. A tenant's policy allowlist narrows what a run may call. */
 export const tools: readonly ToolDefinition[] = [
   verifyCustomer,
+  sendVerificationCode,
   lookupOrder,
   listOrders,
   refundOrder,
@@ -20,6 +23,7 @@ export const tools: readonly ToolDefinition[] = [
   cancelOrder,
   updateShippingAddress,
   escalateToHuman,
+  ...specialistTools,
 ];
 
 const byName = new Map(tools.map((t) => [t.name, t]));

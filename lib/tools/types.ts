@@ -1,6 +1,8 @@
-import type { Db } from "@/lib/db/sql";
+import type { Transaction } from "kysely";
 import type { z } from "zod";
-import type { PrismaTx } from "@/lib/db/prisma-types";
+import type { DB, Store } from "@/lib/db/kysely";
+import type { Policy } from "@/lib/policy/policy";
+import type { VerificationLevel } from "@/lib/identity/levels";
 
 /** Structured body of every failed tool_result (DESIGN §2.1). */
 export type ErrorCategory = "transient" | "business_rule" | "permission" | "system";
@@ -29,9 +31,16 @@ export class ToolError extends Error {
   }
 }
 
+/** Where a tool reads and writes: the store (reads), or — for a side effect — the transaction of its effect. */
+export type ToolDb = Store | Transaction<DB>;
+
 /** What a tool's execution sees: durable identifiers only, never in-memory run state. */
 export interface ToolContext {
-  db: PrismaTx;
+  /**
+   * A side-effecting tool runs inside the runtime's transaction fenced by the run's lease (its effect, the ledger
+   * row and the call's outcome commit together); other tools read from the store.
+   */
+  db: ToolDb;
   tenantId: string;
   conversationId: string;
   runId: string;
@@ -40,6 +49,10 @@ export interface ToolContext {
   idempotencyKey: string;
   /** The customer this conversation is verified as (checked again by the tool, not only by the gate). */
   verifiedCustomerId: string | null;
+  /** Work to do once the tool's transaction has committed (e.g. deliver a mail it queued). */
+  afterCommit?: (work: () => Promise<void>) => void;
+  /** The store, for that work (the transaction is gone by then). */
+  store?: Store;
 }
 
 /** Facts a gate or a handoff record needs about a proposed call, derived from its input and the data. */
@@ -50,7 +63,39 @@ export interface CallFacts {
   orderStatus?: string;
   orderTotalCents?: number;
   refundableCents?: number;
+  /** The verification level the call needs beyond "verified" (an address change: the postcode or a code). */
+  requiredVerificationLevel?: VerificationLevel;
+  /**
+   * Money limits apply to totals (lib/policy): what this kind of action already did on the order, what is waiting
+   * (parked or approved, not run yet), what other calls of the same model turn ask, and what was done automatically
+   * for the customer within the policy's window.
+   */
+  totals?: MoneyTotals;
   summary: string; // "Refund $250.00 on A-1002"
+}
+
+export interface MoneyTotals {
+  /** already done on the order (refunds: refunded so far; replacements: the value of those already sent) */
+  orderDoneCents: number;
+  /** parked or approved but not run yet, on the order (every conversation) */
+  orderPendingCents: number;
+  /** other calls of the same model turn on the same order */
+  sameTurnCents: number;
+  /** done automatically (no person approved it) for this customer within the window */
+  customerAutoCents: number;
+  /** automatic ones allowed but not run yet for the customer, and other calls of the same turn for them */
+  customerPendingAutoCents: number;
+  windowDays: number;
+}
+
+/** What a tool reads its facts with. */
+export interface FactsContext {
+  db: Store;
+  tenantId: string;
+  /** the policy the call is judged under (its windows) */
+  policy: Policy;
+  /** the call being judged (its own waiting row is not counted in the totals) */
+  callId?: string;
 }
 
 export interface ToolDefinition<I = any> {
@@ -59,6 +104,13 @@ export interface ToolDefinition<I = any> {
   inputSchema: z.ZodType<I>;
   /** Side-effecting tools run under an idempotency key and write the effect ledger. */
   sideEffect: boolean;
+  /**
+   * Writes state of its own (identity attempts, one-time codes): runs inside the runtime's transaction fenced by the
+   * run's lease, like a side effect, so what it wrote commits with its outcome. Side effects always do.
+   */
+  transactional?: boolean;
+  /** A specialist run as a tool (lib/agents/specialists): the runtime runs its own model turns instead of `execute`. */
+  agent?: string;
   /** Account actions require a verified customer who owns the order. */
   accountAction: boolean;
   /**
@@ -66,9 +118,26 @@ export interface ToolDefinition<I = any> {
    * call may run before it is recorded, and be recorded with its result in the same statement.
    */
   readOnly?: boolean;
+  /**
+   * The call hands the conversation to a person: when it succeeds, the runtime opens this escalation in the same
+   * statement that records its result (and adds the handoff's id to the result).
+   */
+  escalation?: (input: I) => EscalationRequest;
   /** Reads what gates and handoff records need (order, amount) without acting. */
-  facts(input: I, ctx: { db: Db; tenantId: string }): Promise<CallFacts>;
+  facts(input: I, ctx: FactsContext): Promise<CallFacts>;
   execute(input: I, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+/** What a person must see when a call escalates: the handoff record's fields a tool can state. */
+export interface EscalationRequest {
+  trigger: string;
+  asked?: string;
+  tried?: string[];
+  rootCause: string;
+  recommendedAction: string;
+  reason: string;
+  orderNumber?: string | null;
+  amountCents?: number | null;
 }
 
 export function defineTool<I>(def: ToolDefinition<I>): ToolDefinition<I> {

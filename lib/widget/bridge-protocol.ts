@@ -25,10 +25,17 @@ export function parseParentMessage(data: unknown): ParentMessage | null {
   if (!data || typeof data !== "object") return null;
   const m = data as Record<string, unknown>;
   if (m.source !== BRIDGE_SOURCE) return null;
-  const identity = m.identity === null || m.identity === undefined ? null : typeof m.identity === "string" && m.identity.length <= 4096 ? m.identity : undefined;
+  const identity =
+    m.identity === null || m.identity === undefined
+      ? null
+      : typeof m.identity === "string" && m.identity.length <= 4096
+        ? m.identity
+        : undefined;
   switch (m.type) {
     case "init":
-      return identity === undefined ? null : { source: BRIDGE_SOURCE, type: "init", identity, open: m.open === true, focus: m.focus === true };
+      return identity === undefined
+        ? null
+        : { source: BRIDGE_SOURCE, type: "init", identity, open: m.open === true, focus: m.focus === true };
     case "identify":
       return identity === undefined ? null : { source: BRIDGE_SOURCE, type: "identify", identity };
     case "visibility":

@@ -1,9 +1,12 @@
 import "server-only";
+import { noteDatabaseFailure } from "@/lib/db/outage";
+import { log } from "@/lib/log";
 
 /**
- * Server-Sent Events over the durable event feed. There is no in-memory pub/sub to trust (the worker and
- * the CLI run in other processes), so the stream polls the feed from its cursor: often while things move,
- * less when idle. Frames carry only the event type and, for messages, the seq — never internal data.
+ * Server-Sent Events over the durable event feed. The stream reads the feed from its cursor, then waits for the
+ * process's one listener (lib/live/hub) to say something was written for this conversation — by any process: the
+ * database NOTIFYs at commit — and reads again. Frames carry only the event type and, for messages, the seq — never
+ * internal data.
  */
 
 export const eventStreamHeaders = {
@@ -16,9 +19,10 @@ export const eventStreamHeaders = {
 
 const STREAM_LIFETIME_MS = 25_000;
 const HEARTBEAT_MS = 10_000;
-const FAST_POLL_MS = 400;
-const SLOW_POLL_MS = 1_500;
-const FAST_POLLS_AFTER_ACTIVITY = 15;
+/** Without a listener (the database cannot be listened to), the stream polls this often. */
+const FALLBACK_POLL_MS = 1_000;
+/** After a notification that brought nothing yet (an older transaction still in flight holds it back), read again. */
+const SETTLE_MS = 150;
 
 /** A non-negative decimal event id, 0 when absent, null when malformed. */
 export function parseCursor(value: string | null): bigint | null {
@@ -33,9 +37,17 @@ interface FeedEvent {
 }
 
 export function eventFrame(e: FeedEvent): string {
-  const seq = e.data && typeof e.data === "object" && typeof (e.data as { seq?: unknown }).seq === "number" ? (e.data as { seq: number }).seq : undefined;
+  const seq =
+    e.data && typeof e.data === "object" && typeof (e.data as { seq?: unknown }).seq === "number"
+      ? (e.data as { seq: number }).seq
+      : undefined;
   const type = /^[a-z_.]{1,64}$/.test(e.type) ? e.type : "update";
   return `id: ${e.id}\nevent: ${type}\ndata: ${JSON.stringify(seq === undefined ? {} : { seq })}\n\n`;
+}
+
+/** A draft as the widget reads it: what is safe to show of the reply being written (text null: it ended). */
+export function draftFrame(d: { runId: string; text: string | null }): string {
+  return `event: draft\ndata: ${JSON.stringify({ runId: d.runId, text: d.text })}\n\n`;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -50,7 +62,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export function followEvents(a: { cursor: bigint; signal: AbortSignal; fetch: (after: bigint) => Promise<FeedEvent[]> }): ReadableStream<Uint8Array> {
+export function followEvents(a: {
+  cursor: bigint;
+  signal: AbortSignal;
+  fetch: (after: bigint) => Promise<FeedEvent[]>;
+  /** Resolves when something may have been written for this stream (see lib/live/hub `waitForFeed`). */
+  wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
+  /** The reply being written, if any (lib/live/hub `currentDraft`): sent as `draft` frames whenever it changes. */
+  draft?: () => { runId: string; text: string | null; n: number } | null;
+}): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const stop = new AbortController();
   a.signal.addEventListener("abort", () => stop.abort(), { once: true });
@@ -63,7 +83,9 @@ export function followEvents(a: { cursor: bigint; signal: AbortSignal; fetch: (a
       send(`retry: 1500\n: connected\n\n`);
       const deadline = Date.now() + STREAM_LIFETIME_MS;
       let lastWrite = Date.now();
-      let quietPolls = 0;
+      let settle = 0;
+      let draftSent = -1;
+      let sentAnyDraft = false;
       try {
         while (!stop.signal.aborted && Date.now() < deadline) {
           const events = await a.fetch(cursor);
@@ -72,21 +94,33 @@ export function followEvents(a: { cursor: bigint; signal: AbortSignal; fetch: (a
             send(eventFrame(e));
           }
           if (events.length) {
-            quietPolls = 0;
             lastWrite = Date.now();
+            settle = 0;
             if (events.length >= 100) continue; // more are waiting
-          } else {
-            quietPolls++;
+          }
+          const draft = a.draft?.() ?? null;
+          if (draft && draft.n !== draftSent) {
+            // After the feed's events: a draft that ended is announced once its message can be read.
+            draftSent = draft.n;
+            if (draft.text !== null || sentAnyDraft) send(draftFrame(draft));
+            sentAnyDraft ||= draft.text !== null;
+            lastWrite = Date.now();
           }
           if (Date.now() - lastWrite > HEARTBEAT_MS) {
             send(": ping\n\n");
             lastWrite = Date.now();
           }
-          await sleep(quietPolls < FAST_POLLS_AFTER_ACTIVITY ? FAST_POLL_MS : SLOW_POLL_MS, stop.signal);
+          if (settle > 0) {
+            settle--;
+            await sleep(SETTLE_MS, stop.signal);
+            continue;
+          }
+          const left = Math.max(0, Math.min(HEARTBEAT_MS, deadline - Date.now()));
+          if ((await a.wait(left, stop.signal)) === "notified" && !events.length) settle = 3;
         }
       } catch (err) {
         // The client reconnects from its cursor; nothing is lost by ending here.
-        console.error("[widget] event stream failed:", err instanceof Error ? err.message : err);
+        if (!noteDatabaseFailure(err, "live updates")) log.warn({ err }, "event stream failed");
       }
       stop.abort();
       try {
@@ -100,3 +134,5 @@ export function followEvents(a: { cursor: bigint; signal: AbortSignal; fetch: (a
     },
   });
 }
+
+export { FALLBACK_POLL_MS };

@@ -1,12 +1,35 @@
 import "server-only";
 import type { z } from "zod";
+import { noteDatabaseFailure } from "@/lib/db/outage";
 import { AppError, toPublicError, type AppErrorCode } from "@/lib/errors";
+import { readJsonText } from "@/lib/http-body";
+import { log, requestIdFrom, withLogContext } from "@/lib/log";
 
 /**
  * Plumbing shared by the widget's route handlers: JSON responses that never cache, errors mapped to a
  * status and a user-safe body, bounded JSON bodies validated with zod, and the visitor's bearer token.
  * The token is a credential: it is read from a header, never from the URL, and never logged.
  */
+
+/**
+ * A widget route handler: runs `handler` with a request id (the caller's `x-request-id` if sane, else a new one)
+ * in the log context and on the response, and turns anything thrown into `errorResponse`.
+ */
+export function widgetRoute<C>(name: string, handler: (req: Request, ctx: C) => Promise<Response>) {
+  return (req: Request, ctx: C): Promise<Response> => {
+    const requestId = requestIdFrom(req.headers);
+    return withLogContext({ requestId, operation: name }, async () => {
+      let response: Response;
+      try {
+        response = await handler(req, ctx);
+      } catch (err) {
+        response = errorResponse(err, name);
+      }
+      response.headers.set("x-request-id", requestId);
+      return response;
+    });
+  };
+}
 
 const STATUS: Partial<Record<AppErrorCode, number>> = {
   INVALID_INPUT: 400,
@@ -19,9 +42,11 @@ const STATUS: Partial<Record<AppErrorCode, number>> = {
   STALE_VERSION: 409,
   CLAIMED_BY_OTHER: 409,
   EXPIRED: 410,
+  TOO_LARGE: 413,
+  RATE_LIMITED: 429,
 };
 
-const MAX_BODY_BYTES = 32 * 1024;
+const UNAVAILABLE_MESSAGE = "The chat is briefly unavailable. Please try again in a moment.";
 
 const NO_STORE = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
 
@@ -30,13 +55,17 @@ export function json(body: unknown, status = 200): Response {
 }
 
 export function errorResponse(err: unknown, route: string): Response {
+  // While the database is down every request fails alike: counted and logged once per outage, answered 503.
+  if (noteDatabaseFailure(err, route)) return json({ code: "UNAVAILABLE", message: UNAVAILABLE_MESSAGE }, 503);
   if (!(err instanceof AppError)) {
     // Log what went wrong (never the request's credentials); show only the generic message.
-    console.error(`[widget] ${route} failed:`, err instanceof Error ? err.stack ?? err.message : err);
+    log.error({ err, route }, "widget request failed");
   }
   const body = toPublicError(err);
-  const status = err instanceof AppError ? STATUS[err.code] ?? 422 : 500;
-  return json({ code: body.code, message: body.message }, status);
+  const status = err instanceof AppError ? (STATUS[err.code] ?? 422) : 500;
+  const response = json({ code: body.code, message: body.message }, status);
+  if (body.code === "RATE_LIMITED") response.headers.set("retry-after", String(body.details?.retryAfterSeconds ?? 60));
+  return response;
 }
 
 /** The visitor's conversation token from `Authorization: Bearer …`, or null. */
@@ -56,20 +85,15 @@ export function assertSameOrigin(req: Request): void {
   if (site && site !== "same-origin" && site !== "none") throw new AppError("FORBIDDEN", "This request is not allowed from another site.");
 }
 
-/** Reads a bounded JSON body and validates it; every failure is a 400 with a plain explanation. */
+/**
+ * Reads a bounded JSON body (lib/http-body.ts: at most 32 kB read, declared or not → else 413) and validates it;
+ * every other failure is a 400 with a plain explanation.
+ */
 export async function readJson<S extends z.ZodType>(req: Request, schema: S): Promise<z.output<S>> {
   const type = req.headers.get("content-type") ?? "";
-  if (!/^application\/json\b/i.test(type)) throw new AppError("INVALID_INPUT", "Send the request as JSON (Content-Type: application/json).");
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw new AppError("INVALID_INPUT", "The request is too large.");
-  const raw = await req.text();
-  if (raw.length > MAX_BODY_BYTES) throw new AppError("INVALID_INPUT", "The request is too large.");
-  let data: unknown;
-  try {
-    data = JSON.parse(raw);
-  } catch {
-    throw new AppError("INVALID_INPUT", "The request body is not valid JSON.");
-  }
+  if (!/^application\/json\b/i.test(type))
+    throw new AppError("INVALID_INPUT", "Send the request as JSON (Content-Type: application/json).");
+  const data = await readJsonText(req);
   const parsed = schema.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

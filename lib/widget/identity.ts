@@ -22,11 +22,21 @@ function secretKey(secret: string): Uint8Array {
  * and tests). `shop` adds an `aud` claim so a token minted for one shop is refused by another even if the
  * secrets were ever shared.
  */
-export async function signCustomerIdentity(secret: string, email: string, ttlSeconds = 600, opts: { shop?: string; now?: Date } = {}): Promise<string> {
+export async function signCustomerIdentity(
+  secret: string,
+  email: string,
+  ttlSeconds = 600,
+  opts: { shop?: string; now?: Date } = {},
+): Promise<string> {
   if (!secret) throw new Error("signCustomerIdentity: empty secret");
-  if (!(ttlSeconds > 0 && ttlSeconds <= MAX_IDENTITY_TTL_SECONDS)) throw new Error(`signCustomerIdentity: ttlSeconds must be in (0, ${MAX_IDENTITY_TTL_SECONDS}]`);
+  if (!(ttlSeconds > 0 && ttlSeconds <= MAX_IDENTITY_TTL_SECONDS))
+    throw new Error(`signCustomerIdentity: ttlSeconds must be in (0, ${MAX_IDENTITY_TTL_SECONDS}]`);
   const iat = Math.floor((opts.now ?? new Date()).getTime() / 1000);
-  const jwt = new SignJWT({}).setProtectedHeader({ alg: ALGORITHM, typ: "JWT" }).setSubject(email.trim().toLowerCase()).setIssuedAt(iat).setExpirationTime(iat + ttlSeconds);
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
+    .setSubject(email.trim().toLowerCase())
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + ttlSeconds);
   if (opts.shop) jwt.setAudience(`shop:${opts.shop}`);
   return jwt.sign(secretKey(secret));
 }
@@ -37,23 +47,48 @@ export interface VerifiedIdentity {
 }
 
 const refused = (why: string) =>
-  new AppError("UNAUTHENTICATED", "We couldn't confirm your sign-in. Please refresh the page, or continue without signing in.", undefined, `identity refused: ${why}`);
+  new AppError(
+    "UNAUTHENTICATED",
+    "We couldn't confirm your sign-in. Please refresh the page, or continue without signing in.",
+    undefined,
+    `identity refused: ${why}`,
+  );
+
+/** A tenant's widget secrets: the current one, and the one before a rotation while its overlap lasts. */
+export interface WidgetSecrets {
+  slug: string;
+  widgetSecret: string;
+  widgetSecretPrevious?: string | null;
+  widgetSecretPreviousUntil?: Date | null;
+}
 
 /**
  * Verifies a shop-signed identity token for `tenant`. Throws AppError UNAUTHENTICATED (with the reason only
  * in the internal message) for a wrong signature or algorithm, a missing/expired `exp`, a lifetime over an
- * hour, an `iat` in the future, a missing `sub`, or an `aud` naming another shop.
+ * hour, an `iat` in the future, a missing `sub`, or an `aud` naming another shop. After a secret rotation, a
+ * token signed with the previous secret verifies until `widgetSecretPreviousUntil` (the overlap), not after.
  */
-export async function verifyCustomerIdentity(tenant: { slug: string; widgetSecret: string }, token: unknown, now: Date = new Date()): Promise<VerifiedIdentity> {
+export async function verifyCustomerIdentity(tenant: WidgetSecrets, token: unknown, now: Date = new Date()): Promise<VerifiedIdentity> {
   if (typeof token !== "string" || token.length === 0 || token.length > 4096) throw refused("not a token");
-  let payload;
+  const options = {
+    algorithms: [ALGORITHM],
+    requiredClaims: ["exp", "iat", "sub"],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    currentDate: now,
+  };
+  const previous =
+    tenant.widgetSecretPrevious && tenant.widgetSecretPreviousUntil && tenant.widgetSecretPreviousUntil > now
+      ? tenant.widgetSecretPrevious
+      : null;
+  let payload: Awaited<ReturnType<typeof jwtVerify>>["payload"];
   try {
-    ({ payload } = await jwtVerify(token, secretKey(tenant.widgetSecret), {
-      algorithms: [ALGORITHM],
-      requiredClaims: ["exp", "iat", "sub"],
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
-      currentDate: now,
-    }));
+    try {
+      ({ payload } = await jwtVerify(token, secretKey(tenant.widgetSecret), options));
+    } catch (err) {
+      // Only a signature that does not match the current secret is tried against the previous one.
+      if (!previous || !(err instanceof joseErrors.JWSSignatureVerificationFailed)) throw err;
+      ({ payload } = await jwtVerify(token, secretKey(previous), options));
+    }
   } catch (err) {
     if (err instanceof joseErrors.JOSEError) throw refused(err.code);
     throw err;

@@ -37,8 +37,15 @@ describe("appOriginsFromHeaders", () => {
     const prev = process.env.APP_URL;
     process.env.APP_URL = "https://support.example.com/";
     try {
-      expect(appOriginsFromHeaders(new Headers({ host: "localhost:3100" }))).toEqual(["http://localhost:3100", "https://support.example.com"]);
-      expect(appOriginsFromHeaders(new Headers({ host: "internal:3000", "x-forwarded-host": "support.example.com", "x-forwarded-proto": "https" }))).toEqual(["https://support.example.com"]);
+      expect(appOriginsFromHeaders(new Headers({ host: "localhost:3100" }))).toEqual([
+        "http://localhost:3100",
+        "https://support.example.com",
+      ]);
+      expect(
+        appOriginsFromHeaders(
+          new Headers({ host: "internal:3000", "x-forwarded-host": "support.example.com", "x-forwarded-proto": "https" }),
+        ),
+      ).toEqual(["https://support.example.com"]);
     } finally {
       if (prev === undefined) delete process.env.APP_URL;
       else process.env.APP_URL = prev;

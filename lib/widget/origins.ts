@@ -1,3 +1,5 @@
+import { env } from "@/lib/env";
+
 /**
  * Which parent pages may host the widget. The iframe is told its parent's origin at load (a query
  * parameter); it talks only to that origin, and only if the tenant allows it. An empty allow-list means the
@@ -35,7 +37,7 @@ export function appOriginsFromHeaders(h: Headers): string[] {
     const o = normalizeOrigin(`${proto}://${host}`);
     if (o) out.push(o);
   }
-  for (const configured of [process.env.APP_URL, process.env.NEXTAUTH_URL]) {
+  for (const configured of [env().APP_URL, env().NEXTAUTH_URL]) {
     const o = normalizeOrigin(configured);
     if (o && !out.includes(o)) out.push(o);
   }

@@ -6,7 +6,8 @@ import { parseParentMessage } from "./bridge-protocol";
 describe("SseParser", () => {
   it("parses frames split anywhere, keeps the last id, skips comments", () => {
     const p = new SseParser();
-    const text = "retry: 1500\n: connected\n\nid: 7\nevent: message.created\ndata: {\"seq\":1}\n\n: ping\n\nid: 8\r\nevent: run.phase\r\ndata: {}\r\n\r\n";
+    const text =
+      'retry: 1500\n: connected\n\nid: 7\nevent: message.created\ndata: {"seq":1}\n\n: ping\n\nid: 8\r\nevent: run.phase\r\ndata: {}\r\n\r\n';
     const out = [];
     for (let i = 0; i < text.length; i += 3) out.push(...p.push(text.slice(i, i + 3)));
     expect(out).toEqual([
@@ -27,8 +28,12 @@ describe("event stream", () => {
   });
 
   it("frames carry the id and type, and only the seq of message events", () => {
-    expect(eventFrame({ id: 5n, type: "message.created", data: { seq: 3, author: "AGENT" } })).toBe('id: 5\nevent: message.created\ndata: {"seq":3}\n\n');
-    expect(eventFrame({ id: 6n, type: "handoff.updated", data: { handoffId: "h1", status: "APPROVED" } })).toBe("id: 6\nevent: handoff.updated\ndata: {}\n\n");
+    expect(eventFrame({ id: 5n, type: "message.created", data: { seq: 3, author: "AGENT" } })).toBe(
+      'id: 5\nevent: message.created\ndata: {"seq":3}\n\n',
+    );
+    expect(eventFrame({ id: 6n, type: "handoff.updated", data: { handoffId: "h1", status: "APPROVED" } })).toBe(
+      "id: 6\nevent: handoff.updated\ndata: {}\n\n",
+    );
     expect(eventFrame({ id: 7n, type: "weird\ninjected: x", data: {} })).toBe("id: 7\nevent: update\ndata: {}\n\n");
   });
 
@@ -43,6 +48,14 @@ describe("event stream", () => {
         asked.push(after);
         return feed.filter((e) => e.id > after);
       },
+      wait: (ms, signal) =>
+        new Promise((r) => {
+          const t = setTimeout(() => r("timeout"), Math.min(ms, 20));
+          signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            r("timeout");
+          });
+        }),
     });
     const reader = stream.getReader();
     const decoder = new TextDecoder();
@@ -61,12 +74,51 @@ describe("event stream", () => {
     expect(done).toBe(true);
     expect(asked.slice(1).every((c) => c === 4n)).toBe(true);
   });
+
+  it("waits for a notification between reads instead of polling, and reads at once when one arrives", async () => {
+    const feed: Array<{ id: bigint; type: string; data: unknown }> = [{ id: 1n, type: "message.created", data: { seq: 1 } }];
+    let reads = 0;
+    let notify!: () => void;
+    const abort = new AbortController();
+    const stream = followEvents({
+      cursor: 0n,
+      signal: abort.signal,
+      fetch: async (after) => {
+        reads++;
+        return feed.filter((e) => e.id > after);
+      },
+      wait: () => new Promise((r) => (notify = () => r("notified"))),
+    });
+    const reader = stream.getReader();
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    const next = async () => {
+      for (;;) {
+        const { value } = await reader.read();
+        const frames = parser.push(decoder.decode(value, { stream: true })).filter((e) => e.id);
+        if (frames.length) return frames.map((e) => e.id);
+      }
+    };
+    expect(await next()).toEqual(["1"]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads).toBe(1); // no polling while nothing is notified
+    feed.push({ id: 2n, type: "message.created", data: { seq: 2 } });
+    notify();
+    expect(await next()).toEqual(["2"]);
+    abort.abort();
+  });
 });
 
 describe("parseParentMessage", () => {
   it.each([
-    [{ source: "support-widget", type: "init", identity: "a.b.c", open: true, focus: false }, { source: "support-widget", type: "init", identity: "a.b.c", open: true, focus: false }],
-    [{ source: "support-widget", type: "identify", identity: null }, { source: "support-widget", type: "identify", identity: null }],
+    [
+      { source: "support-widget", type: "init", identity: "a.b.c", open: true, focus: false },
+      { source: "support-widget", type: "init", identity: "a.b.c", open: true, focus: false },
+    ],
+    [
+      { source: "support-widget", type: "identify", identity: null },
+      { source: "support-widget", type: "identify", identity: null },
+    ],
     [{ source: "support-widget", type: "identify", identity: 42 }, null],
     [{ source: "other", type: "init", identity: null }, null],
     [{ source: "support-widget", type: "eval", code: "alert(1)" }, null],
@@ -74,5 +126,58 @@ describe("parseParentMessage", () => {
     [null, null],
   ])("%j", (input, expected) => {
     expect(parseParentMessage(input)).toEqual(expected);
+  });
+});
+
+describe("drafts in the event stream", () => {
+  it("sends the reply being written as id-less `draft` frames when it changes, and its end once", async () => {
+    const drafts = [
+      { runId: "r1", text: "Hello.", n: 1 },
+      { runId: "r1", text: "Hello. Your parcel left on Monday.", n: 2 },
+      { runId: "r1", text: null, n: 3 },
+    ];
+    let step = 0;
+    const abort = new AbortController();
+    const stream = followEvents({
+      cursor: 0n,
+      signal: abort.signal,
+      fetch: async () => [],
+      wait: () => new Promise((r) => setTimeout(() => r("notified"), 5)),
+      draft: () => drafts[Math.min(step++ >> 1, drafts.length - 1)]!,
+    });
+    const reader = stream.getReader();
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    const got: Array<{ id: string | null; event: string; data: string }> = [];
+    while (got.length < 3) {
+      const { value } = await reader.read();
+      got.push(...parser.push(decoder.decode(value, { stream: true })));
+    }
+    abort.abort();
+    expect(got.map((e) => [e.id, e.event, JSON.parse(e.data).text])).toEqual([
+      [null, "draft", "Hello."],
+      [null, "draft", "Hello. Your parcel left on Monday."],
+      [null, "draft", null],
+    ]);
+  });
+
+  it("a stream that never showed a draft does not announce its end", async () => {
+    const abort = new AbortController();
+    const stream = followEvents({
+      cursor: 0n,
+      signal: abort.signal,
+      fetch: async () => [],
+      wait: () => new Promise((r) => setTimeout(() => r("timeout"), 5)),
+      draft: () => ({ runId: "r1", text: null, n: 9 }),
+    });
+    const reader = stream.getReader();
+    setTimeout(() => abort.abort(), 60);
+    let text = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).not.toContain("event: draft");
   });
 });

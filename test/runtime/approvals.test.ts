@@ -1,13 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
-import { expireDueApprovals } from "@/lib/handoffs/decide";
+import { expireDueApprovals } from "@/lib/runtime/resume";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
 
 let h: Harness;
-beforeEach(async () => { h = await createHarness(); });
-afterEach(async () => { await h.close(); });
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
 
 const REFUND_A1002 = "Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.";
 
@@ -19,7 +23,10 @@ async function parkRefund() {
 }
 
 async function refusal(p: Promise<unknown>): Promise<AppError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AppError);
   return err as AppError;
 }
@@ -28,7 +35,12 @@ describe("parking at an approval", () => {
   it("parks a $250 refund with a self-contained handoff, runs nothing, and tells the customer honestly", async () => {
     const { out, handoff } = await parkRefund();
     expect(handoff).toMatchObject({
-      kind: "APPROVAL", status: "PENDING", version: 1, toolName: "refund_order", amountCents: 25000, amount: "$250.00",
+      kind: "APPROVAL",
+      status: "PENDING",
+      version: 1,
+      toolName: "refund_order",
+      amountCents: 25000,
+      amount: "$250.00",
       proposedInput: { order_number: "A-1002", amount_cents: 25000 },
       customer: { email: "dana@example.com", name: "Dana Reyes" },
       rule: { gate: "refund_policy", policyVersion: 1 },
@@ -37,15 +49,25 @@ describe("parking at an approval", () => {
     expect(handoff.summary).toContain("A-1002");
     expect(handoff.rootCause).toMatch(/approval/);
     expect(handoff.recommendedAction).toMatch(/Refund \$250\.00 on A-1002/);
-    expect(handoff.tried.join("\n")).toMatch(/lookup_order/);
+    expect(handoff.tried.join("\n")).toMatch(/Looked up order A-1002 — done/);
     expect(out.replies.map((r) => r.text).join(" ")).toMatch(/\$250\.00 refund for A-1002 is with our team/);
     expect(out.replies.map((r) => r.text).join(" ")).not.toMatch(/refunded/i);
     expect(await h.effects()).toHaveLength(0);
     const run = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
     expect(run.leaseOwner).toBeNull();
     // Live views learn the run waits for a person from the feed, in the same commit as the phase change.
-    const feed = await eventsSince(h.db, { tenantId: h.acme.id, conversationId: out.conversationId }, 0n);
-    expect(feed.map((e) => [e.type, (e.data as { phase?: string }).phase])).toContainEqual(["run.phase", "WAITING_FOR_APPROVAL"]);
+    // (The feed shows an event once no older transaction is open on the server, in any database: other test files
+    // run beside this one, so it may take a moment.)
+    await expect
+      .poll(
+        async () =>
+          (await eventsSince(h.db, { tenantId: h.acme.id, conversationId: out.conversationId }, 0n)).map((e) => [
+            e.type,
+            (e.data as { phase?: string }).phase,
+          ]),
+        { timeout: 10_000 },
+      )
+      .toContainEqual(["run.phase", "WAITING_FOR_APPROVAL"]);
     // What the next request needs is saved: the assistant message with the pending tool_use is the last one.
     const detail = await h.runDetail(out.runId!);
     const last = detail.transcript[detail.transcript.length - 1]!;
@@ -99,13 +121,22 @@ describe("parking at an approval", () => {
 
   it("edit re-gates the new arguments, runs them under their own key, and the model is told what was done", async () => {
     const { out, handoff } = await parkRefund();
-    const bad = await refusal(h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: "lots", reason: "x" } }));
+    const bad = await refusal(
+      h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: "lots", reason: "x" } }),
+    );
     expect(bad.code).toBe("INVALID_INPUT");
-    const over = await refusal(h.decide(handoff.id, "rita@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: 26000, reason: "x" } }));
+    const over = await refusal(
+      h.decide(handoff.id, "rita@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: 26000, reason: "x" } }),
+    );
     expect(over.code).toBe("GATE_DENIED"); // more than refundable
-    const otherOrder = await refusal(h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1001", amount_cents: 1000, reason: "x" } }));
+    const otherOrder = await refusal(
+      h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1001", amount_cents: 1000, reason: "x" } }),
+    );
     expect(otherOrder.code).toBe("INVALID_INPUT");
-    const decided = await h.decide(handoff.id, "raj@acme.test", "edit", { input: { order_number: "A-1002", amount_cents: 15000, reason: "partial: one item damaged" }, version: 1 });
+    const decided = await h.decide(handoff.id, "raj@acme.test", "edit", {
+      input: { order_number: "A-1002", amount_cents: 15000, reason: "partial: one item damaged" },
+      version: 1,
+    });
     expect(decided.outcome).toBe("approved");
     expect(decided.handoff.status).toBe("EDITED");
     expect(decided.replies.map((r) => r.text).join(" ")).toMatch(/\$150\.00/);
@@ -114,7 +145,9 @@ describe("parking at an approval", () => {
     const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
     expect(call.input).toMatchObject({ amount_cents: 25000 }); // the model's call is kept as proposed
     expect(call.effectiveInput).toMatchObject({ amount_cents: 15000 });
-    expect(call.result).toMatchObject({ review: { decision: "edited", original_input: { amount_cents: 25000 }, executed_input: { amount_cents: 15000 } } });
+    expect(call.result).toMatchObject({
+      review: { decision: "edited", original_input: { amount_cents: 25000 }, executed_input: { amount_cents: 15000 } },
+    });
     const gateRows = await h.db.gateDecision.findMany({ where: { toolCallId: call.id, actor: h.staff.raj.id } });
     expect(gateRows.length).toBeGreaterThan(0);
   });
@@ -139,7 +172,7 @@ describe("parking at an approval", () => {
   it("the worker expires due approvals on its own", async () => {
     const { handoff } = await parkRefund();
     await h.db.handoff.update({ where: { id: handoff.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    expect(await expireDueApprovals(h.db)).toHaveLength(1);
+    expect(await expireDueApprovals(h.deps)).toHaveLength(1);
     expect((await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } })).status).toBe("EXPIRED");
   });
 });
@@ -191,7 +224,11 @@ describe("a customer who keeps writing while a call is parked", () => {
     const lastUser = resumed.messages[resumed.messages.length - 1]!;
     const blocks = lastUser.content as Array<{ type: string; text?: string }>;
     expect(blocks[0]!.type).toBe("tool_result");
-    expect(blocks[blocks.length - 1]).toMatchObject({ type: "text", text: "Also, where is my order A-1001?" });
+    // The customer's words, framed as they were at intake: data, never instructions.
+    expect(blocks[blocks.length - 1]).toMatchObject({
+      type: "text",
+      text: "<customer_message>\nAlso, where is my order A-1001?\n</customer_message>",
+    });
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
     const replies = await h.db.message.findMany({ where: { conversationId: out.conversationId, author: "AGENT", shownToCustomer: true } });
     expect(replies.map((r) => r.displayText).join(" ")).toMatch(/A-1001/);

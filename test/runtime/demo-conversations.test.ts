@@ -3,12 +3,18 @@ import { createHarness, type Harness } from "../runtime-harness";
 
 // The offline model carries the demo shop's conversations by itself, from free text as customers write.
 let h: Harness;
-beforeEach(async () => { h = await createHarness(); });
-afterEach(async () => { await h.close(); });
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
 
 const shown = (out: { replies: Array<{ text: string }> }) => out.replies.map((r) => r.text).join("\n");
 async function toolNames(runId: string) {
-  return (await h.db.toolCall.findMany({ where: { runId }, orderBy: [{ messageSeq: "asc" }, { position: "asc" }] })).map((c) => `${c.name}:${c.status}`);
+  return (await h.db.toolCall.findMany({ where: { runId }, orderBy: [{ messageSeq: "asc" }, { position: "asc" }] })).map(
+    (c) => `${c.name}:${c.status}`,
+  );
 }
 
 describe("demo conversations through the offline model", () => {
@@ -57,8 +63,10 @@ describe("demo conversations through the offline model", () => {
     expect(order.status).toBe("cancelled");
   });
 
-  it("address change on a processing order", async () => {
-    const out = await h.say("I'm sam@example.com. Please change the address of A-2002 to 12 New Street, Springfield, 12345, US");
+  it("address change on a processing order (email, order number and the current address's postcode)", async () => {
+    const ask = await h.say("I'm sam@example.com. Please change the address of A-2002 to 12 New Street, Springfield, 12345, US");
+    expect(shown(ask)).toMatch(/postcode/);
+    const out = await h.say("98101", { conversationId: ask.conversationId });
     expect(await toolNames(out.runId!)).toContain("update_shipping_address:SUCCEEDED");
     const order = await h.db.order.findFirstOrThrow({ where: { number: "A-2002" } });
     expect(order.shippingAddress).toMatchObject({ line1: "12 New Street", city: "Springfield" });

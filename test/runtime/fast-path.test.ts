@@ -7,8 +7,12 @@ import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import type { ModelClient } from "@/lib/model/types";
 
 let h: Harness;
-beforeEach(async () => { h = await createHarness(); });
-afterEach(async () => { await h.close(); });
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
 
 const text = (t: string) => ({ type: "text" as const, text: t });
 const endTurn = (t: string) => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
@@ -33,7 +37,13 @@ function modelWith(during: () => Promise<void>): ModelClient {
 async function sendAndAdvance(conversationId: string, message: string, model: ModelClient) {
   const deps = h.newDeps("fast-path", model);
   const claim = claimFor(deps);
-  const intake = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId, text: message, model: model.model, claimFor: claim });
+  const intake = await receiveCustomerMessage(h.db, {
+    tenantId: h.acme.id,
+    conversationId,
+    text: message,
+    model: model.model,
+    claimFor: claim,
+  });
   if (intake.kind !== "started") throw new Error(`expected a run, got ${intake.kind}`);
   return { runId: intake.runId, result: await advanceConversationFrom(deps, intake.runId, { claimedAs: claim, run: intake.run }) };
 }
@@ -50,13 +60,22 @@ describe("the run's end in one statement", () => {
 
     h.script.push(endTurn("Sure, I can help with that."), endTurn("A-1001: let me look into it."));
     const writesMeanwhile = modelWith(async () => {
-      const queued = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId, text: "Also, where is A-1001?", model: h.deps.model.model });
+      const queued = await receiveCustomerMessage(h.db, {
+        tenantId: h.acme.id,
+        conversationId,
+        text: "Also, where is A-1001?",
+        model: h.deps.model.model,
+      });
       expect(queued.kind).toBe("queued");
     });
     const { runId, result } = await sendAndAdvance(conversationId, "Can you help me with an order?", writesMeanwhile);
 
     expect(result.phase).toBe("COMPLETED");
-    expect(await shownAgentReplies(conversationId)).toEqual(["Hello! How can I help?", "Sure, I can help with that.", "A-1001: let me look into it."]);
+    expect(await shownAgentReplies(conversationId)).toEqual([
+      "Hello! How can I help?",
+      "Sure, I can help with that.",
+      "A-1001: let me look into it.",
+    ]);
     // The queued text reached the model right after the reply, in the follow-up run it started.
     const lastRequest = JSON.stringify(h.script.requests.at(-1)!.messages.at(-1));
     expect(lastRequest).toContain("Also, where is A-1001?");
@@ -99,16 +118,29 @@ describe("a tool_use turn recorded with what follows it", () => {
 
   it("allowed read-only calls run at once: the turn, the calls with their outcomes and the results are written together", async () => {
     h.script.push(
-      { reply: { content: [toolUse("toolu_r1", "lookup_order", { order_number: "A-1001" }), toolUse("toolu_r2", "list_orders", {})], stop_reason: "tool_use" } },
+      {
+        reply: {
+          content: [toolUse("toolu_r1", "lookup_order", { order_number: "A-1001" }), toolUse("toolu_r2", "list_orders", {})],
+          stop_reason: "tool_use",
+        },
+      },
       endTurn("A-1001 was delivered."),
     );
     const out = await h.say("where is A-1001?", { customer: "dana@example.com" });
     expect(out.phase).toBe("COMPLETED");
     const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
-    expect(calls.map((c) => [c.name, c.status, c.attempts, c.gateDecision])).toEqual([["lookup_order", "SUCCEEDED", 1, "allow"], ["list_orders", "SUCCEEDED", 1, "allow"]]);
+    expect(calls.map((c) => [c.name, c.status, c.attempts, c.gateDecision])).toEqual([
+      ["lookup_order", "SUCCEEDED", 1, "allow"],
+      ["list_orders", "SUCCEEDED", 1, "allow"],
+    ]);
     expect(await h.db.gateDecision.count({ where: { runId: out.runId!, policyVersion: 1 } })).toBeGreaterThanOrEqual(2);
     // The tool_use message and its results are consecutive, and the results follow the tool_use order.
-    const [assistant, results] = await h.db.message.findMany({ where: { runId: out.runId!, inTranscript: true }, orderBy: { seq: "asc" }, skip: 1, take: 2 });
+    const [assistant, results] = await h.db.message.findMany({
+      where: { runId: out.runId!, inTranscript: true },
+      orderBy: { seq: "asc" },
+      skip: 1,
+      take: 2,
+    });
     expect(results!.seq).toBe(assistant!.seq + 1);
     expect((results!.content as Array<{ tool_use_id: string }>).map((b) => b.tool_use_id)).toEqual(["toolu_r1", "toolu_r2"]);
     expect(calls.every((c) => c.messageSeq === assistant!.seq)).toBe(true);
@@ -119,16 +151,32 @@ describe("a tool_use turn recorded with what follows it", () => {
 
   it("beside a side-effecting call, a read-only call waits for the turn to be recorded; both then run, the effect once", async () => {
     h.script.push(
-      { reply: { content: [toolUse("toolu_m1", "lookup_order", { order_number: "A-1001" }), toolUse("toolu_m2", "refund_order", { order_number: "A-1001", amount_cents: 1000, reason: "zip broke" })], stop_reason: "tool_use" } },
+      {
+        reply: {
+          content: [
+            toolUse("toolu_m1", "lookup_order", { order_number: "A-1001" }),
+            toolUse("toolu_m2", "refund_order", { order_number: "A-1001", amount_cents: 1000, reason: "zip broke" }),
+          ],
+          stop_reason: "tool_use",
+        },
+      },
       endTurn("I refunded $10.00 on A-1001."),
     );
     const out = await h.say("refund $10 on A-1001, the zip broke", { customer: "dana@example.com" });
     expect(out.phase).toBe("COMPLETED");
     const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
-    expect(calls.map((c) => [c.name, c.status])).toEqual([["lookup_order", "SUCCEEDED"], ["refund_order", "SUCCEEDED"]]);
+    expect(calls.map((c) => [c.name, c.status])).toEqual([
+      ["lookup_order", "SUCCEEDED"],
+      ["refund_order", "SUCCEEDED"],
+    ]);
     expect((await h.effects()).filter((e) => e.toolName === "refund_order")).toHaveLength(1);
     // The turn was recorded before anything ran: its message and the results were written by different commits.
-    const [assistant, results] = await h.db.message.findMany({ where: { runId: out.runId!, inTranscript: true }, orderBy: { seq: "asc" }, skip: 1, take: 2 });
+    const [assistant, results] = await h.db.message.findMany({
+      where: { runId: out.runId!, inTranscript: true },
+      orderBy: { seq: "asc" },
+      skip: 1,
+      take: 2,
+    });
     expect((await writers(out.runId!, [assistant!.id, results!.id])).messages).toBe(2);
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });
@@ -141,7 +189,9 @@ describe("intake in one statement", () => {
 
     const v1 = await h.db.policyVersion.findFirstOrThrow({ where: { tenantId: h.acme.id, version: 1 } });
     const rules = v1.rules as { budgets: { maxTurns: number } };
-    await h.db.policyVersion.create({ data: { tenantId: h.acme.id, version: 2, rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 7 } } } });
+    await h.db.policyVersion.create({
+      data: { tenantId: h.acme.id, version: 2, rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 7 } } },
+    });
     await h.db.tenant.update({ where: { id: h.acme.id }, data: { policyVersion: 2 } });
 
     h.script.push(endTurn("Hello again!"));
@@ -154,7 +204,9 @@ describe("intake in one statement", () => {
     const { conversationId } = await h.say("hi");
     const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
     const before = await h.db.message.count();
-    await expect(receiveCustomerMessage(h.db, { tenantId: globex.id, conversationId, text: "hello", model: "m" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(receiveCustomerMessage(h.db, { tenantId: globex.id, conversationId, text: "hello", model: "m" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     expect(await h.db.message.count()).toBe(before);
     expect(await h.db.run.count({ where: { conversationId } })).toBe(1);
   });

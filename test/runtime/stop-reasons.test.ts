@@ -3,13 +3,24 @@ import { createHarness, type Harness } from "../runtime-harness";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 
 let h: Harness;
-beforeAll(() => { process.env.SUPPORT_RETRY_BASE_MS = "1"; });
-afterAll(() => { delete process.env.SUPPORT_RETRY_BASE_MS; });
-beforeEach(async () => { h = await createHarness(); });
-afterEach(async () => { await h.close(); });
+beforeAll(() => {
+  process.env.SUPPORT_RETRY_BASE_MS = "1";
+});
+afterAll(() => {
+  delete process.env.SUPPORT_RETRY_BASE_MS;
+});
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
 
 const text = (t: string) => ({ type: "text" as const, text: t });
-const reply = (stop_reason: string, ...content: Array<{ type: "text"; text: string } | { type: "tool_use"; name: string; input: unknown; id?: string }>) => ({ reply: { content, stop_reason } });
+const reply = (
+  stop_reason: string,
+  ...content: Array<{ type: "text"; text: string } | { type: "tool_use"; name: string; input: unknown; id?: string }>
+) => ({ reply: { content, stop_reason } });
 const DANA = { customer: "dana@example.com" };
 
 async function runOf(out: { runId: string | null }) {
@@ -27,15 +38,19 @@ describe("every stop_reason", () => {
     expect(out.replies.map((r) => r.text)).toEqual(["Hello! How can I help?"]);
   });
 
-  it("stop_sequence completes like end_turn", async () => {
-    h.script.push(reply("stop_sequence", text("Done here.")));
+  it("stop_sequence is not success: the product sets none, so a reply cut at one is never shown and a person takes over", async () => {
+    h.script.push(reply("stop_sequence", text("Done here. I have refunded")));
     const out = await h.say("hi");
-    expect(out.phase).toBe("COMPLETED");
-    expect(out.replies[0]!.text).toBe("Done here.");
+    expect(out.phase).toBe("ESCALATED");
+    expect(out.replies.map((r) => r.text).join(" ")).not.toContain("Done here");
+    expect(out.handoffs.map((x) => x.kind)).toEqual(["ESCALATION"]);
   });
 
   it("tool_use: the call runs, its result goes back in one user message, then end_turn", async () => {
-    h.script.push(reply("tool_use", { type: "tool_use", id: "toolu_a", name: "lookup_order", input: { order_number: "A-1001" } }), reply("end_turn", text("A-1001 was delivered.")));
+    h.script.push(
+      reply("tool_use", { type: "tool_use", id: "toolu_a", name: "lookup_order", input: { order_number: "A-1001" } }),
+      reply("end_turn", text("A-1001 was delivered.")),
+    );
     const out = await h.say("where is A-1001?", DANA);
     expect(out.phase).toBe("COMPLETED");
     const second = h.script.requests[1]!;
@@ -55,7 +70,10 @@ describe("every stop_reason", () => {
   });
 
   it("a tool_use cut by max_tokens is never executed; cut twice → handed off honestly", async () => {
-    h.script.push({ cutToolUse: true, name: "refund_order", input: { order_number: "A-1001", amount_cents: 4250, reason: "damaged" } }, { cutToolUse: true, name: "refund_order", input: { order_number: "A-1001", amount_cents: 4250, reason: "damaged" } });
+    h.script.push(
+      { cutToolUse: true, name: "refund_order", input: { order_number: "A-1001", amount_cents: 4250, reason: "damaged" } },
+      { cutToolUse: true, name: "refund_order", input: { order_number: "A-1001", amount_cents: 4250, reason: "damaged" } },
+    );
     const out = await h.say("refund A-1001 please", DANA);
     expect(out.phase).toBe("ESCALATED");
     expect(await h.db.toolCall.count()).toBe(0);
@@ -69,7 +87,10 @@ describe("every stop_reason", () => {
     const out = await h.say("hi");
     expect(out.phase).toBe("COMPLETED");
     const second = h.script.requests[1]!;
-    expect(second.messages[second.messages.length - 1]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Let me check…" }] });
+    expect(second.messages[second.messages.length - 1]).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "Let me check…" }],
+    });
     expect(out.replies.map((r) => r.text)).toEqual(["All good."]);
 
     h.script.push(...Array.from({ length: 5 }, () => reply("pause_turn", text("…"))));
@@ -149,7 +170,9 @@ describe("model faults", () => {
     const run = await runOf(out);
     expect(run.phase).toBe("DEAD_LETTER");
     expect(await escalations(out.conversationId)).toHaveLength(1);
-    const notices = await h.db.message.findMany({ where: { conversationId: out.conversationId, author: "HARNESS", shownToCustomer: true } });
+    const notices = await h.db.message.findMany({
+      where: { conversationId: out.conversationId, author: "HARNESS", shownToCustomer: true },
+    });
     expect(notices.map((n) => n.displayText).join(" ")).toMatch(/a person will follow up/);
   });
 
@@ -162,15 +185,21 @@ describe("model faults", () => {
 
 describe("tool calls", () => {
   it("parallel calls: allowed ones run now and exactly once, the parked one waits, one user message carries all results", async () => {
-    h.script.push({ parallel: [
-      { id: "toolu_1", name: "lookup_order", input: { order_number: "A-1001" } },
-      { id: "toolu_2", name: "refund_order", input: { order_number: "A-1002", amount_cents: 25000, reason: "damaged" } },
-      { id: "toolu_3", name: "lookup_order", input: { order_number: "A-1003" } },
-    ] });
+    h.script.push({
+      parallel: [
+        { id: "toolu_1", name: "lookup_order", input: { order_number: "A-1001" } },
+        { id: "toolu_2", name: "refund_order", input: { order_number: "A-1002", amount_cents: 25000, reason: "damaged" } },
+        { id: "toolu_3", name: "lookup_order", input: { order_number: "A-1003" } },
+      ],
+    });
     const out = await h.say("where are A-1001 and A-1003, and refund A-1002 (damaged)", DANA);
     expect(out.phase).toBe("WAITING_FOR_APPROVAL");
     const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
-    expect(calls.map((c) => [c.toolUseId, c.status, c.attempts])).toEqual([["toolu_1", "SUCCEEDED", 1], ["toolu_2", "PARKED", 0], ["toolu_3", "SUCCEEDED", 1]]);
+    expect(calls.map((c) => [c.toolUseId, c.status, c.attempts])).toEqual([
+      ["toolu_1", "SUCCEEDED", 1],
+      ["toolu_2", "PARKED", 0],
+      ["toolu_3", "SUCCEEDED", 1],
+    ]);
     const requests = h.script.requests.length;
     h.script.push(reply("end_turn", text("A-1001 delivered, A-1003 lost, and your A-1002 refund of $250.00 is done.")));
     await h.decide(out.handoffs[0]!.id, "raj@acme.test", "approve");
@@ -196,7 +225,10 @@ describe("tool calls", () => {
   });
 
   it("account actions before verification are denied recoverably (call verify_customer first)", async () => {
-    h.script.push(reply("tool_use", { type: "tool_use", id: "toolu_v", name: "lookup_order", input: { order_number: "A-1001" } }), reply("end_turn", text("Please tell me your email and an order number.")));
+    h.script.push(
+      reply("tool_use", { type: "tool_use", id: "toolu_v", name: "lookup_order", input: { order_number: "A-1001" } }),
+      reply("end_turn", text("Please tell me your email and an order number.")),
+    );
     await h.say("where is A-1001");
     const call = await h.db.toolCall.findFirstOrThrow({ where: { toolUseId: "toolu_v" } });
     expect(call.result).toMatchObject({ error_category: "permission", is_retryable: true });
@@ -204,19 +236,35 @@ describe("tool calls", () => {
   });
 
   it("unknown tools and invalid arguments come back as structured errors, never executed", async () => {
-    h.script.push({ parallel: [
-      { id: "toolu_u", name: "drop_tables", input: {} },
-      { id: "toolu_i", name: "refund_order", input: { order_number: "A-1001", amount_cents: -5, reason: "" } },
-    ] }, reply("end_turn", text("Sorry, I can't do that.")));
+    h.script.push(
+      {
+        parallel: [
+          { id: "toolu_u", name: "drop_tables", input: {} },
+          { id: "toolu_i", name: "refund_order", input: { order_number: "A-1001", amount_cents: -5, reason: "" } },
+        ],
+      },
+      reply("end_turn", text("Sorry, I can't do that.")),
+    );
     const out = await h.say("do it", DANA);
     expect(out.phase).toBe("COMPLETED");
     const calls = await h.db.toolCall.findMany({ where: { runId: out.runId! }, orderBy: { position: "asc" } });
-    expect(calls.map((c) => [c.status, (c.result as { error_category: string }).error_category])).toEqual([["DENIED", "permission"], ["DENIED", "business_rule"]]);
+    expect(calls.map((c) => [c.status, (c.result as { error_category: string }).error_category])).toEqual([
+      ["DENIED", "permission"],
+      ["DENIED", "business_rule"],
+    ]);
     expect(await h.effects()).toHaveLength(0);
   });
 
   it("a refund above the ceiling is denied and the escalation is opened by code", async () => {
-    h.script.push(reply("tool_use", { type: "tool_use", id: "toolu_big", name: "refund_order", input: { order_number: "A-1003", amount_cents: 82000, reason: "lost" } }), reply("end_turn", text("A person will review this.")));
+    h.script.push(
+      reply("tool_use", {
+        type: "tool_use",
+        id: "toolu_big",
+        name: "refund_order",
+        input: { order_number: "A-1003", amount_cents: 82000, reason: "lost" },
+      }),
+      reply("end_turn", text("A person will review this.")),
+    );
     const out = await h.say("refund my lost A-1003", DANA);
     const call = await h.db.toolCall.findFirstOrThrow({ where: { toolUseId: "toolu_big" } });
     expect(call.result).toMatchObject({ escalated: true, is_retryable: false });
@@ -233,7 +281,7 @@ describe("the stop check and guards", () => {
     const shown = out.replies.map((r) => r.text).join(" ");
     expect(shown).not.toContain("I've refunded $250.00");
     const correction = h.script.requests[1]!;
-    expect(JSON.stringify(correction.messages[correction.messages.length - 1])).toContain("[harness] stop-check");
+    expect(JSON.stringify(correction.messages[correction.messages.length - 1])).toContain("<support_note>stop-check:");
     const run = await runOf(out);
     expect(run.corrections).toBe(1);
   });
@@ -249,7 +297,9 @@ describe("the stop check and guards", () => {
     // Policies are versioned, never edited in place: publish v2 with a smaller turn budget.
     const policy = await h.db.policyVersion.findFirstOrThrow({ where: { tenantId: h.acme.id, version: 1 } });
     const rules = policy.rules as { budgets: { maxTurns: number } };
-    await h.db.policyVersion.create({ data: { tenantId: h.acme.id, version: 2, rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 2 } } } });
+    await h.db.policyVersion.create({
+      data: { tenantId: h.acme.id, version: 2, rules: { ...rules, budgets: { ...rules.budgets, maxTurns: 2 } } },
+    });
     await h.db.tenant.update({ where: { id: h.acme.id }, data: { policyVersion: 2 } });
     h.script.push(
       reply("tool_use", { type: "tool_use", name: "lookup_order", input: { order_number: "A-1001" } }),
@@ -270,9 +320,16 @@ describe("a deferred call", () => {
     process.env.SUPPORT_DEFER_MS = "1";
     const { defaultGates } = await import("@/lib/gates/evaluate");
     let busy = true; // e.g. the order is locked by another operation
-    const orderBusy = { name: "order_busy", check: (i: { toolName: string }) => (i.toolName === "lookup_order" && busy ? { decision: "defer" as const, reason: "The order is busy; try again shortly." } : null) };
+    const orderBusy = {
+      name: "order_busy",
+      check: (i: { toolName: string }) =>
+        i.toolName === "lookup_order" && busy ? { decision: "defer" as const, reason: "The order is busy; try again shortly." } : null,
+    };
     h.deps.gates = [...defaultGates, orderBusy];
-    h.script.push(reply("tool_use", { type: "tool_use", id: "toolu_d", name: "lookup_order", input: { order_number: "A-1001" } }), reply("end_turn", text("A-1001 was delivered.")));
+    h.script.push(
+      reply("tool_use", { type: "tool_use", id: "toolu_d", name: "lookup_order", input: { order_number: "A-1001" } }),
+      reply("end_turn", text("A-1001 was delivered.")),
+    );
     const out = await h.say("where is A-1001", DANA);
     expect(out.phase).toBe("WAITING_FOR_RETRY");
     expect(await h.db.toolCall.findFirstOrThrow({ where: { toolUseId: "toolu_d" } })).toMatchObject({ status: "DEFERRED" });

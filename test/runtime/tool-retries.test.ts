@@ -4,12 +4,25 @@ import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults"
 import { runWorkerOnce } from "@/lib/runtime/worker";
 
 let h: Harness;
-beforeAll(() => { process.env.SUPPORT_RETRY_BASE_MS = "1"; });
-afterAll(() => { delete process.env.SUPPORT_RETRY_BASE_MS; });
-beforeEach(async () => { h = await createHarness(); clearProviderFaults(); });
-afterEach(async () => { clearProviderFaults(); await h.close(); });
+beforeAll(() => {
+  process.env.SUPPORT_RETRY_BASE_MS = "1";
+});
+afterAll(() => {
+  delete process.env.SUPPORT_RETRY_BASE_MS;
+});
+beforeEach(async () => {
+  h = await createHarness();
+  clearProviderFaults();
+});
+afterEach(async () => {
+  clearProviderFaults();
+  await h.close();
+});
 
-const tick = async () => { await new Promise((r) => setTimeout(r, 20)); await runWorkerOnce(h.deps); };
+const tick = async () => {
+  await new Promise((r) => setTimeout(r, 20));
+  await runWorkerOnce(h.deps);
+};
 const AUTO_REFUND = "I'm dana@example.com. Please refund order A-1001, the zip broke.";
 
 describe("transient tool failures", () => {
@@ -37,7 +50,9 @@ describe("transient tool failures", () => {
     expect(await h.db.refund.count()).toBe(1);
     const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
     expect(call.result).toMatchObject({ status: "refunded", replayed: true });
-    const reply = await h.db.message.findFirstOrThrow({ where: { conversationId: out.conversationId, author: "AGENT", shownToCustomer: true } });
+    const reply = await h.db.message.findFirstOrThrow({
+      where: { conversationId: out.conversationId, author: "AGENT", shownToCustomer: true },
+    });
     expect(reply.displayText).toMatch(/\$42\.50/);
   });
 
@@ -54,7 +69,9 @@ describe("transient tool failures", () => {
     const [esc] = await h.db.handoff.findMany({ where: { conversationId: out.conversationId, kind: "ESCALATION" } });
     expect(esc).toMatchObject({ status: "PENDING" });
     expect(esc!.payload).toMatchObject({ trigger: "no_progress" });
-    const notices = await h.db.message.findMany({ where: { conversationId: out.conversationId, shownToCustomer: true, author: "HARNESS" } });
+    const notices = await h.db.message.findMany({
+      where: { conversationId: out.conversationId, shownToCustomer: true, author: "HARNESS" },
+    });
     expect(notices.map((n) => n.displayText).join(" ")).toMatch(/nothing was changed/);
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });

@@ -20,7 +20,11 @@ export function LoginForm({ callbackUrl, initialError }: { callbackUrl: string; 
     setPending(true);
     setError(null);
     try {
-      const res = await signIn("credentials", { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? ""), redirect: false });
+      const res = await signIn("credentials", {
+        email: String(form.get("email") ?? ""),
+        password: String(form.get("password") ?? ""),
+        redirect: false,
+      });
       if (!res || res.error || !res.ok) {
         setError("Wrong email or password.");
         emailRef.current?.focus();

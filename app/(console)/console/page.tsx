@@ -17,5 +17,12 @@ export default async function QueuePage({ searchParams }: { searchParams: Promis
   // The head first, then the data: any change after this cursor is picked up by the live feed.
   const cursor = await eventHead(db, staff.tenantId);
   const items = await queueHandoffs(db, staff, filter);
-  return <QueueView initialItems={items} initialFilter={filter} initialCursor={cursor} me={{ staffId: staff.staffId }} />;
+  return (
+    <QueueView
+      initialItems={items}
+      initialFilter={filter}
+      initialCursor={cursor}
+      me={{ staffId: staff.staffId, authorityLimitCents: staff.authorityLimitCents }}
+    />
+  );
 }

@@ -14,7 +14,12 @@ export function QueueFilters({ value, onChange }: { value: QueueFilter; onChange
     if (parsed.success) onChange(parsed.data);
   };
   return (
-    <form role="search" aria-label="Filter the queue" onSubmit={(e) => e.preventDefault()} className="grid grid-cols-2 gap-3 rounded-lg border border-slate-200 bg-white p-3 sm:grid-cols-3 lg:grid-cols-7">
+    <form
+      role="search"
+      aria-label="Filter the queue"
+      onSubmit={(e) => e.preventDefault()}
+      className="grid grid-cols-2 gap-3 rounded-lg border border-slate-200 bg-white p-3 sm:grid-cols-3 lg:grid-cols-7"
+    >
       <Field id="f-status" label="Status">
         <Select id="f-status" value={value.status} onChange={(e) => set({ status: e.target.value })}>
           <option value="pending">Open</option>

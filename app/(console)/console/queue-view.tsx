@@ -13,7 +13,9 @@ import { HandoffStatusBadge, KindBadge, handoffTitle } from "@/components/consol
 import { useLiveEvents } from "@/components/console/use-live-events";
 import { useNow } from "@/components/console/use-now";
 import { useShortcuts } from "@/components/console/use-shortcuts";
+import { decidedSummary } from "@/lib/console/decision-words";
 import { queueFilterToParams, type QueueFilter } from "@/lib/console/filters";
+import { formatCents } from "@/lib/money";
 import type { QueueItem } from "@/lib/console/queries";
 import { QueueFilters } from "./queue-filters";
 
@@ -21,7 +23,17 @@ import { QueueFilters } from "./queue-filters";
  * The live queue. Filters live in the URL; the list refetches when the event feed reports a handoff change.
  * Keyboard: j / k move the selection, Enter opens the selected item.
  */
-export function QueueView({ initialItems, initialFilter, initialCursor, me }: { initialItems: QueueItem[]; initialFilter: QueueFilter; initialCursor: string; me: { staffId: string } }) {
+export function QueueView({
+  initialItems,
+  initialFilter,
+  initialCursor,
+  me,
+}: {
+  initialItems: QueueItem[];
+  initialFilter: QueueFilter;
+  initialCursor: string;
+  me: { staffId: string; authorityLimitCents: number | null };
+}) {
   const router = useRouter();
   const [filter, setFilter] = useState(initialFilter);
   const key = queueFilterToParams(filter).toString();
@@ -68,7 +80,8 @@ export function QueueView({ initialItems, initialFilter, initialCursor, me }: { 
         <div>
           <h1 className="text-xl font-semibold">Queue</h1>
           <p className="text-sm text-slate-600">
-            <kbd className="rounded border px-1">j</kbd> / <kbd className="rounded border px-1">k</kbd> move, <kbd className="rounded border px-1">Enter</kbd> opens. Claim an item before working on it.
+            <kbd className="rounded border px-1">j</kbd> / <kbd className="rounded border px-1">k</kbd> move,{" "}
+            <kbd className="rounded border px-1">Enter</kbd> opens. Claim an item before working on it.
           </p>
         </div>
         <FeedIndicator state={feed} />
@@ -82,12 +95,21 @@ export function QueueView({ initialItems, initialFilter, initialCursor, me }: { 
       {query.isError ? <Notice tone="error">{(query.error as Error).message}</Notice> : null}
 
       {items.length === 0 ? (
-        <p className="rounded-lg border border-dashed border-slate-300 bg-white p-8 text-center text-sm text-slate-600">Nothing here. New items appear on their own.</p>
+        <p className="rounded-lg border border-dashed border-slate-300 bg-white p-8 text-center text-sm text-slate-600">
+          Nothing here. New items appear on their own.
+        </p>
       ) : (
         <ol aria-label="Handoffs" className="space-y-2">
           {items.map((h, i) => {
             const isSelected = i === clamped;
             const claimedByMe = h.claimedBy?.id === me.staffId;
+            // Said before the item is opened: the reviewer learns it here, not from a refusal.
+            const overAuthority =
+              h.status === "PENDING" &&
+              h.kind === "APPROVAL" &&
+              h.amountCents !== null &&
+              me.authorityLimitCents !== null &&
+              h.amountCents > me.authorityLimitCents;
             return (
               <li key={h.id}>
                 <Link
@@ -111,6 +133,11 @@ export function QueueView({ initialItems, initialFilter, initialCursor, me }: { 
                     <span className="font-medium text-slate-900">{handoffTitle(h)}</span>
                     {h.amount ? <span className="ml-auto font-semibold tabular-nums">{h.amount}</span> : null}
                   </div>
+                  {overAuthority ? (
+                    <p className="mt-1 text-sm font-medium text-amber-900" data-testid="queue-over-authority">
+                      Over your authority ({formatCents(me.authorityLimitCents!)})
+                    </p>
+                  ) : null}
                   <p className="mt-1 text-sm text-slate-700">
                     {h.customer ? `${h.customer.name} (${h.customer.email})` : "Anonymous visitor"}
                     {h.orderNumber ? ` · order ${h.orderNumber}` : ""}
@@ -124,11 +151,12 @@ export function QueueView({ initialItems, initialFilter, initialCursor, me }: { 
                         {h.approvals.length} of {h.requiredApprovals} approvals
                       </span>
                     ) : null}
-                    <span className={cx("ml-auto", h.status === "PENDING" && h.claimedBy ? "font-medium text-slate-900" : "text-slate-600")} data-testid="queue-claim">
+                    <span
+                      className={cx("ml-auto", h.status === "PENDING" && h.claimedBy ? "font-medium text-slate-900" : "text-slate-600")}
+                      data-testid="queue-claim"
+                    >
                       {h.status !== "PENDING"
-                        ? h.decidedBy
-                          ? `${h.status === "RESOLVED" ? "Resolved" : "Decided"} by ${h.decidedBy.name ?? "a reviewer"}`
-                          : h.status.toLowerCase()
+                        ? decidedSummary(h)
                         : h.claimedBy
                           ? claimedByMe
                             ? "Claimed by you"

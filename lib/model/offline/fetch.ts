@@ -1,8 +1,9 @@
 import { OfflineScript, scriptFromEnv } from "./script";
 import { validateRequest } from "./validate";
 import { supportModelReply } from "./support-model";
-import { PromptCache } from "./usage";
+import { PromptCache, requestTokens } from "./usage";
 import { stableId } from "./ids";
+import { env } from "@/lib/env";
 import { buildMessage, errorResponse, jsonResponse, sseFrames, sseResponse, type ApiErrorType, type WireMessage } from "./wire";
 import type { OfflineContentBlock, OfflineReply, OfflineRequest, OfflineStep } from "./types";
 
@@ -26,8 +27,9 @@ function abortError(signal: AbortSignal | null | undefined): Error {
  * `stream: true`. Plug it into `new Anthropic({ fetch })` so the SDK does everything else. Each
  * instance has its own prompt cache. Without `opts.script`, SUPPORT_OFFLINE_SCRIPT may name a script file.
  */
-export function createOfflineFetch(opts: { script?: OfflineScript } = {}): typeof fetch {
+export function createOfflineFetch(opts: { script?: OfflineScript; streamPaceMs?: number } = {}): typeof fetch {
   const script = opts.script ?? scriptFromEnv() ?? new OfflineScript();
+  const paceMs = opts.streamPaceMs ?? env().SUPPORT_OFFLINE_STREAM_PACE_MS;
   const cache = new PromptCache();
 
   const offlineFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
@@ -41,15 +43,27 @@ export function createOfflineFetch(opts: { script?: OfflineScript } = {}): typeo
     if (signal?.aborted) throw abortError(signal);
     const requestId = stableId("req_", url.pathname, Date.now(), Math.random());
     const headers = { "request-id": requestId };
-    if (method !== "POST" || !url.pathname.endsWith("/v1/messages")) {
+    const counting = url.pathname.endsWith("/v1/messages/count_tokens");
+    if (method !== "POST" || !(url.pathname.endsWith("/v1/messages") || counting)) {
       return errorResponse(404, "not_found_error", `${method} ${url.pathname} is not served by the offline model.`, headers);
     }
-    const raw = typeof init?.body === "string" ? init.body : request ? await request.text() : init?.body ? await new Response(init.body).text() : "";
+    const raw =
+      typeof init?.body === "string" ? init.body : request ? await request.text() : init?.body ? await new Response(init.body).text() : "";
     let body: unknown;
     try {
       body = JSON.parse(raw);
     } catch {
       return errorResponse(400, "invalid_request_error", "The request body is not valid JSON.", headers);
+    }
+    if (counting) {
+      // The exact count of this model: the same tokens a request's usage reports (input + cache reads + writes).
+      const b = body as OfflineRequest;
+      if (!b || typeof b !== "object" || !Array.isArray(b.messages))
+        return errorResponse(400, "invalid_request_error", "messages: Field required", headers);
+      return new Response(JSON.stringify({ input_tokens: requestTokens(b) }), {
+        status: 200,
+        headers: { "content-type": "application/json", ...headers },
+      });
     }
     script.record(body as OfflineRequest);
     const validation = validateRequest(body);
@@ -75,7 +89,10 @@ export function createOfflineFetch(opts: { script?: OfflineScript } = {}): typeo
     if (step && "cutToolUse" in step) {
       ({ reply, truncatedLastToolJson } = cutToolUse(req, step));
     } else if (step && "parallel" in step) {
-      reply = { content: step.parallel.map((t) => ({ type: "tool_use", id: t.id, name: t.name, input: t.input })), stop_reason: "tool_use" };
+      reply = {
+        content: step.parallel.map((t) => ({ type: "tool_use", id: t.id, name: t.name, input: t.input })),
+        stop_reason: "tool_use",
+      };
     } else if (step && "reply" in step) {
       reply = step.reply;
     } else {
@@ -96,7 +113,7 @@ export function createOfflineFetch(opts: { script?: OfflineScript } = {}): typeo
       stopSequence: reply.stop_sequence ?? (reply.stop_reason === "stop_sequence" ? "\n\nHuman:" : null),
       usage: cache.usage(req, content),
     });
-    if (req.stream) return sseResponse(sseFrames(message, { truncatedLastToolJson }), headers);
+    if (req.stream) return sseResponse(sseFrames(message, { truncatedLastToolJson }), headers, paceMs);
     return jsonResponse(message, 200, headers);
   };
   return offlineFetch as typeof fetch;
@@ -119,7 +136,10 @@ function resolveStep(step: OfflineStep | undefined, req: OfflineRequest): Exclud
 function cutToolUse(req: OfflineRequest, step: { name?: string; input?: Record<string, unknown> }) {
   const planned = supportModelReply(req).content;
   const lastTool = planned.findLastIndex((b) => b.type === "tool_use");
-  const fallback = { name: "escalate_to_human", input: { trigger: "no_progress", summary: "The customer needs help with an order that could not be completed automatically." } };
+  const fallback = {
+    name: "escalate_to_human",
+    input: { trigger: "no_progress", summary: "The customer needs help with an order that could not be completed automatically." },
+  };
   const tool: { name: string; input: unknown } =
     step.name || step.input
       ? { name: step.name ?? fallback.name, input: step.input ?? fallback.input }

@@ -1,4 +1,5 @@
 import { formatCents } from "@/lib/money";
+import { maskAddress } from "@/lib/identity/mask-address";
 
 /**
  * The offline model's wording. Every sentence about an action is built from a tool call and its
@@ -11,11 +12,18 @@ export interface CallView {
   result?: { isError: boolean; body: Record<string, unknown> };
 }
 
-type Review = { decision?: string; by?: string; reason?: string; original_input?: Record<string, unknown>; executed_input?: Record<string, unknown> };
+type Review = {
+  decision?: string;
+  by?: string;
+  reason?: string;
+  original_input?: Record<string, unknown>;
+  executed_input?: Record<string, unknown>;
+};
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() ? v.trim() : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> | undefined => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
 const orderOf = (call: CallView) => str(call.result?.body.order_number) ?? str(call.input.order_number)?.toUpperCase() ?? "your order";
 const trimEnd = (s: string) => s.trim().replace(/[\s.!]+$/, "");
@@ -26,14 +34,18 @@ export function customerFacingMessage(message: unknown): string | undefined {
   if (!text) return undefined;
   const kept = text
     .split(/(?<=[.!?])\s+/)
-    .filter((s) => !/^(ask|tell|explain|use|call|do not|don't|look the order up|fix them|escalate|a person has been asked|gave up)/i.test(s.trim()));
+    .filter(
+      (s) =>
+        !/^(ask|tell|explain|use|call|do not|don't|look the order up|fix them|escalate|a person has been asked|gave up)/i.test(s.trim()),
+    );
   return kept.length ? trimEnd(kept.join(" ")) : undefined;
 }
 
+/** An address as the customer may see it: masked (lib/identity/mask-address), whether a tool or a person wrote it. */
 export function formatAddress(a: unknown): string {
   const o = obj(a);
-  if (!o) return "the new address";
-  return [o.line1, o.line2, o.city, o.postalCode, o.country].filter((p) => typeof p === "string" && p).join(", ");
+  const masked = typeof o?.masked === "string" ? o.masked : maskAddress(o)?.masked;
+  return masked || "the new address";
 }
 
 /** "refund $250.00 on A-1002": what a call asks for, for denials, expiries and failures. */
@@ -57,6 +69,7 @@ export function describeAction(name: string, input: Record<string, unknown>): st
     case "escalate_to_human":
       return "reach a person from our team";
     default:
+      if (SPECIALIST_CALL.test(name)) return `finish looking into ${order}`;
       return name.replace(/_/g, " ");
   }
 }
@@ -70,7 +83,9 @@ export function statusSentence(body: Record<string, unknown>): string {
   const order = str(body.order_number) ?? "Your order";
   const status = str(body.status) ?? "unknown";
   const sh = obj(body.shipment);
-  const track = sh ? ` (${[str(sh.carrier), str(sh.tracking) ? `tracking ${str(sh.tracking)}` : undefined].filter(Boolean).join(" ")}: ${humanStatus(str(sh.status) ?? "no update yet")})` : "";
+  const track = sh
+    ? ` (${[str(sh.carrier), str(sh.tracking) ? `tracking ${str(sh.tracking)}` : undefined].filter(Boolean).join(" ")}: ${humanStatus(str(sh.status) ?? "no update yet")})`
+    : "";
   const refunded = num(body.refunded_cents);
   const refundNote = refunded && refunded > 0 ? ` Refunds so far: ${formatCents(refunded)}.` : "";
   switch (status) {
@@ -129,8 +144,10 @@ function successSentence(call: CallView): string {
 }
 
 export function escalationSentence(trigger: string | undefined): string {
-  if (trigger === "customer_request") return "I've asked a person from our team to take over this conversation; they'll reply here as soon as they can.";
-  if (trigger === "policy_gap") return "That needs a decision from our team, so I've passed it to a person who will follow up with you here. I can't promise the outcome.";
+  if (trigger === "customer_request")
+    return "I've asked a person from our team to take over this conversation; they'll reply here as soon as they can.";
+  if (trigger === "policy_gap")
+    return "That needs a decision from our team, so I've passed it to a person who will follow up with you here. I can't promise the outcome.";
   return "I'm sorry, I couldn't get this done myself, so I've handed it to a person from our team who will follow up with you here.";
 }
 
@@ -148,7 +165,13 @@ function editedSentence(call: CallView, review: Review): string {
   }
   const changes = Object.keys(executed)
     .filter((k) => JSON.stringify(executed[k]) !== JSON.stringify(original[k]))
-    .map((k) => (k === "address" ? `the address ${formatAddress(executed[k])}` : k === "amount_cents" ? `${formatCents(num(executed[k]) ?? 0)}` : `${k.replace(/_/g, " ")} ${String(executed[k])}`));
+    .map((k) =>
+      k === "address"
+        ? `the address ${formatAddress(executed[k])}`
+        : k === "amount_cents"
+          ? `${formatCents(num(executed[k]) ?? 0)}`
+          : `${k.replace(/_/g, " ")} ${String(executed[k])}`,
+    );
   return `Our team approved your request with a change${changes.length ? ` (${changes.join(", ")})` : ""}. ${done}`;
 }
 
@@ -159,6 +182,7 @@ function editedSentence(call: CallView, review: Review): string {
 export function resultSentence(call: CallView): string {
   const result = call.result;
   if (!result) return `I haven't been able to ${describeAction(call.name, call.input)} yet.`;
+  if (SPECIALIST_CALL.test(call.name)) return specialistSentence(call as Required<CallView>);
   const { body, isError } = result;
   const review = obj(body.review) as Review | undefined;
   const action = describeAction(call.name, review?.original_input ?? call.input);
@@ -189,21 +213,53 @@ export function resultSentence(call: CallView): string {
   return successSentence(call);
 }
 
-export type Question = "identity" | "email_for_identity" | "order_for_identity" | "ambiguous" | "not_found" | "which_order" | "address";
+const SPECIALIST_CALL = /^ask_\w+_specialist$/;
+const ACTIONS = new Set(["refund_order", "create_replacement", "cancel_order", "update_shipping_address"]);
+
+/** The "For the customer:" line of a specialist's report (the offline specialist builds it from its tool results). */
+export function forTheCustomer(report: unknown): string | undefined {
+  return str(str(report)?.match(/^For the customer:\s*(.+)$/m)?.[1]);
+}
+
+/**
+ * What the customer is told about a specialist's work: each action it took, from the outcome the runtime recorded
+ * (never the specialist's own words), like the agent's own calls; what no action tells (a status, nothing left to
+ * refund, an action still without an outcome) from its report's "For the customer:" line.
+ */
+function specialistSentence(call: Required<CallView>): string {
+  const { body, isError } = call.result;
+  const actions = (Array.isArray(body.actions) ? body.actions : []).flatMap((a) => (obj(a) ? [obj(a)!] : []));
+  const told: string[] = [];
+  let untold = !actions.length;
+  for (const a of actions) {
+    const tool = str(a.tool);
+    const status = str(a.status);
+    const review = obj(a.review);
+    if (tool && ACTIONS.has(tool) && (status === "succeeded" || review)) {
+      const input = obj(a.input) ?? {};
+      told.push(resultSentence({ name: tool, input, result: { isError: status !== "succeeded", body: review ? { review } : {} } }));
+    } else untold = true;
+  }
+  if (isError) {
+    const followUp = /person will follow up/i.test(str(body.message) ?? "");
+    told.push(
+      followUp
+        ? "I'm sorry — I couldn't finish this myself, so a person from our team will follow up with you here."
+        : `I'm sorry, I couldn't ${describeAction(call.name, call.input)} right now.`,
+    );
+    return told.join(" ");
+  }
+  const line = untold ? forTheCustomer(body.report) : undefined;
+  if (line) told.push(line);
+  return told.length ? told.join(" ") : `I've looked into ${orderOf(call)}; nothing on the account was changed.`;
+}
+
+/** Questions about identity are in ./identity. */
+export type Question = "which_order" | "address";
 
 /** The questions the model asks when it cannot act yet. */
 export function questionSentence(q: Question, order?: string): string {
   switch (q) {
-    case "identity":
-      return "I can help with that. First I need to verify your account: what's the email address on it, and an order number (it looks like A-1234)?";
-    case "email_for_identity":
-      return `To verify your account, could you tell me the email address you used for ${order ? `order ${order}` : "your order"}?`;
-    case "order_for_identity":
-      return "Thanks. Could you also give me an order number from your account (it looks like A-1234), so I can confirm it's you?";
-    case "ambiguous":
-      return "I found more than one account with that name, so I can't be sure which one is yours yet. Could you tell me the email address on your account or an order number?";
-    case "not_found":
-      return "I couldn't find an account matching those details. Could you double-check the email address and the order number?";
     case "which_order":
       return "Which order is this about? Please give me the order number (it looks like A-1234).";
     case "address":

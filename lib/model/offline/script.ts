@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import type { OfflineRequest, OfflineStep } from "./types";
+import { env } from "@/lib/env";
 
 /**
  * Scripted responses for tests: each request to the offline model takes the next pending step before
@@ -125,7 +126,7 @@ class FileOfflineScript extends OfflineScript {
 }
 
 /** The script named by SUPPORT_OFFLINE_SCRIPT, if any, so a child process can be scripted. */
-export function scriptFromEnv(env: NodeJS.ProcessEnv = process.env): OfflineScript | undefined {
-  const path = env.SUPPORT_OFFLINE_SCRIPT;
+export function scriptFromEnv(): OfflineScript | undefined {
+  const path = env().SUPPORT_OFFLINE_SCRIPT;
   return path ? OfflineScript.fromFile(path) : undefined;
 }

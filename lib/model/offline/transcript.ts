@@ -1,3 +1,4 @@
+import { readFramed } from "@/lib/agent/framing";
 import type { OfflineRequest, RequestBlock } from "./types";
 
 /**
@@ -20,7 +21,8 @@ export interface Transcript {
   endsWithAssistant: boolean;
 }
 
-const asBlocks = (content: string | RequestBlock[]): RequestBlock[] => (typeof content === "string" ? [{ type: "text", text: content }] : content);
+const asBlocks = (content: string | RequestBlock[]): RequestBlock[] =>
+  typeof content === "string" ? [{ type: "text", text: content }] : content;
 
 /** Tool results are JSON written by the runtime; anything else is kept as `{ text }` so nothing is lost. */
 export function parseToolResultBody(content: unknown): Record<string, unknown> {
@@ -29,7 +31,9 @@ export function parseToolResultBody(content: unknown): Record<string, unknown> {
       ? content
       : Array.isArray(content)
         ? content
-            .filter((b): b is { type: "text"; text: string } => typeof b === "object" && b !== null && (b as { type?: unknown }).type === "text")
+            .filter(
+              (b): b is { type: "text"; text: string } => typeof b === "object" && b !== null && (b as { type?: unknown }).type === "text",
+            )
             .map((b) => b.text)
             .join("\n")
         : "";
@@ -42,7 +46,11 @@ export function parseToolResultBody(content: unknown): Record<string, unknown> {
   }
 }
 
-/** Reads the request's messages into events. Text blocks tagged `[context]` / `[harness]` are not the customer's. */
+/**
+ * Reads the request's messages into events. User text is framed (lib/agent/framing): <customer_message> is the
+ * customer's, <support_note> the support system's, <shop_context> the shop's — as Claude is told to read it.
+ * (Unframed text, from before the framing, is read by its old `[context]` / `[harness]` prefixes.)
+ */
 export function readTranscript(request: OfflineRequest): Transcript {
   const events: TranscriptEvent[] = [];
   let turn = -1;
@@ -61,8 +69,13 @@ export function readTranscript(request: OfflineRequest): Transcript {
     for (const block of asBlocks(message.content)) {
       if (block.type === "text" && typeof block.text === "string") {
         const text = block.text.trim();
+        const framed = readFramed(text);
         if (message.role === "assistant") events.push({ kind: "assistant_text", text, turn });
-        else if (/^\[context\]/i.test(text)) events.push({ kind: "context", text, turn });
+        else if (framed.kind === "context") events.push({ kind: "context", text: framed.text, turn });
+        else if (framed.kind === "note") events.push({ kind: "harness", text: framed.text, turn });
+        else if (framed.kind === "customer") {
+          if (framed.text) events.push({ kind: "customer", text: framed.text, turn });
+        } else if (/^\[context\]/i.test(text)) events.push({ kind: "context", text, turn });
         else if (/^\[harness\]/i.test(text)) events.push({ kind: "harness", text, turn });
         else if (text) events.push({ kind: "customer", text, turn });
       } else if (block.type === "tool_use" && message.role === "assistant") {
@@ -72,7 +85,13 @@ export function readTranscript(request: OfflineRequest): Transcript {
         events.push({ kind: "tool_use", id: b.id, name: b.name, input, turn });
       } else if (block.type === "tool_result") {
         const b = block as { tool_use_id: string; content?: unknown; is_error?: boolean };
-        events.push({ kind: "tool_result", toolUseId: b.tool_use_id, isError: b.is_error === true, body: parseToolResultBody(b.content), turn });
+        events.push({
+          kind: "tool_result",
+          toolUseId: b.tool_use_id,
+          isError: b.is_error === true,
+          body: parseToolResultBody(b.content),
+          turn,
+        });
       }
     }
   }

@@ -13,7 +13,13 @@ export interface OfflineRequest {
 export type RequestBlock =
   | { type: "text"; text: string; [k: string]: unknown }
   | { type: "tool_use"; id: string; name: string; input: unknown; [k: string]: unknown }
-  | { type: "tool_result"; tool_use_id: string; content?: string | Array<{ type: string; text?: string }>; is_error?: boolean; [k: string]: unknown }
+  | {
+      type: "tool_result";
+      tool_use_id: string;
+      content?: string | Array<{ type: string; text?: string }>;
+      is_error?: boolean;
+      [k: string]: unknown;
+    }
   | { type: string; [k: string]: unknown };
 
 /** A content block a script or the support model answers with; missing ids are filled in. */

@@ -9,31 +9,83 @@ export function estimateTokens(value: unknown): number {
 }
 
 /**
- * Usage accounting with a prompt cache per offline-fetch instance: when the request marks a
- * cache_control breakpoint, the prefix (system + tools) is written to the cache the first time it is
- * seen and read from it afterwards, like the real API's `cache_creation_input_tokens` /
- * `cache_read_input_tokens`. Without a breakpoint everything counts as plain input.
+ * The request's input in tokens, counted block by block so that any prefix of it has a count of its own: the stable
+ * prefix (system + tools), then each content block of each message. What `count_tokens` answers, and what a
+ * response's usage adds up to (input + cache reads + cache writes).
  */
+export function requestTokens(request: OfflineRequest): number {
+  return segmentsOf(request).reduce((n, s) => n + s.tokens, 0);
+}
+
+interface Segment {
+  /** what this piece is, without its breakpoint (a breakpoint's position is not part of what is cached) */
+  key: string;
+  tokens: number;
+  /** a cache_control breakpoint ends here */
+  breakpoint: boolean;
+}
+
+function segmentsOf(request: OfflineRequest): Segment[] {
+  const prefix = { system: request.system ?? "", tools: request.tools ?? [] };
+  const out: Segment[] = [
+    {
+      key: JSON.stringify(stripCacheControl(prefix)),
+      tokens: estimateTokens(prefix),
+      breakpoint: hasPrefixBreakpoint(request),
+    },
+  ];
+  for (const m of request.messages) {
+    const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    blocks.forEach((b, i) => {
+      const { cache_control, ...rest } = b as Record<string, unknown>;
+      out.push({ key: `${i === 0 ? m.role : ""}${JSON.stringify(rest)}`, tokens: estimateTokens(rest), breakpoint: !!cache_control });
+    });
+  }
+  return out;
+}
+
+/**
+ * Usage accounting with a prompt cache per offline-fetch instance, like the real API's: at each cache_control
+ * breakpoint the prefix up to it is looked up; the longest prefix seen before is read from the cache
+ * (`cache_read_input_tokens`), the rest up to the last breakpoint is written to it (`cache_creation_input_tokens`),
+ * and what follows the last breakpoint is plain input. Without a breakpoint everything counts as plain input.
+ */
+const LOOKBACK = 20;
+
 export class PromptCache {
   private readonly seen = new Set<string>();
 
   usage(request: OfflineRequest, content: WireMessage["content"]): WireMessage["usage"] {
-    const prefix = { system: request.system ?? "", tools: request.tools ?? [] };
-    const prefixTokens = estimateTokens(prefix);
-    const restTokens = estimateTokens(request.messages);
-    const marked = hasBreakpoint(request);
-    let created = 0;
-    let read = 0;
-    if (marked) {
-      const key = createHash("sha256").update(JSON.stringify(stripCacheControl(prefix))).digest("hex");
-      if (this.seen.has(key)) read = prefixTokens;
-      else {
-        this.seen.add(key);
-        created = prefixTokens;
-      }
+    const segments = segmentsOf(request);
+    // The prefix up to each block, as the API sees it: at a breakpoint it looks for a cached prefix ending there or
+    // at one of the LOOKBACK blocks before it (so a breakpoint that moved on still reads what the last request wrote).
+    const hash = createHash("sha256");
+    const digests: string[] = [];
+    const upToTokens: number[] = [];
+    let upTo = 0;
+    for (const s of segments) {
+      hash.update(s.key);
+      digests.push(hash.copy().digest("hex"));
+      upTo += s.tokens;
+      upToTokens.push(upTo);
     }
+    let readUpTo = 0; // the longest cached prefix
+    let lastBreak = 0; // tokens up to the last breakpoint
+    segments.forEach((s, i) => {
+      if (!s.breakpoint) return;
+      for (let j = i; j >= Math.max(0, i - LOOKBACK); j--)
+        if (this.seen.has(digests[j]!)) {
+          readUpTo = Math.max(readUpTo, upToTokens[j]!);
+          break;
+        }
+      this.seen.add(digests[i]!);
+      lastBreak = upToTokens[i]!;
+    });
+    const total = upTo;
+    const read = readUpTo;
+    const created = Math.max(0, lastBreak - readUpTo);
     return {
-      input_tokens: marked ? restTokens : prefixTokens + restTokens,
+      input_tokens: total - read - created,
       output_tokens: estimateTokens(content),
       cache_creation_input_tokens: created,
       cache_read_input_tokens: read,
@@ -47,7 +99,7 @@ export class PromptCache {
   }
 }
 
-function hasBreakpoint(request: OfflineRequest): boolean {
+function hasPrefixBreakpoint(request: OfflineRequest): boolean {
   const system = Array.isArray(request.system) ? request.system.some((b) => b.cache_control) : false;
   return system || (request.tools ?? []).some((t) => t.cache_control);
 }

@@ -43,7 +43,8 @@ export function validateRequest(body: unknown): Validation {
       if (!isObject(t) || typeof t.name !== "string" || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name)) {
         return fail(`tools.${i}.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
       }
-      if (!isObject(t.input_schema) || t.input_schema.type !== "object") return fail(`tools.${i}.input_schema.type: Input should be 'object'`);
+      if (!isObject(t.input_schema) || t.input_schema.type !== "object")
+        return fail(`tools.${i}.input_schema.type: Input should be 'object'`);
       if (names.has(t.name)) return fail("tools: Tool names must be unique.");
       names.add(t.name);
       if (t.cache_control) breakpoints++;
@@ -95,7 +96,9 @@ export function validateRequest(body: unknown): Validation {
       if (ids.length === 0) continue;
       const next = turns[t + 1];
       const answered = new Set(
-        (next?.blocks ?? []).filter(({ block }) => block.type === "tool_result").map(({ block }) => String((block as { tool_use_id?: unknown }).tool_use_id)),
+        (next?.blocks ?? [])
+          .filter(({ block }) => block.type === "tool_result")
+          .map(({ block }) => String((block as { tool_use_id?: unknown }).tool_use_id)),
       );
       const missing = ids.filter((id) => !answered.has(id));
       if (missing.length) {

@@ -33,7 +33,8 @@ export function buildMessage(fields: {
     // Any string goes through on purpose: tests send stop reasons the SDK's types do not know yet.
     stop_reason: fields.stopReason as WireMessage["stop_reason"],
     stop_sequence: fields.stopSequence,
-    stop_details: fields.stopReason === "refusal" ? ({ type: "refusal", category: null, explanation: null } as WireMessage["stop_details"]) : null,
+    stop_details:
+      fields.stopReason === "refusal" ? ({ type: "refusal", category: null, explanation: null } as WireMessage["stop_details"]) : null,
     container: null,
     diagnostics: null,
     usage: fields.usage,
@@ -96,9 +97,12 @@ export function sseFrames(message: WireMessage, opts: { truncatedLastToolJson?: 
       }
     } else if (block.type === "tool_use") {
       frames.push(frame("content_block_start", { type: "content_block_start", index, content_block: { ...block, input: {} } }));
-      const json = index === lastToolIndex && opts.truncatedLastToolJson !== undefined ? opts.truncatedLastToolJson : JSON.stringify(block.input);
+      const json =
+        index === lastToolIndex && opts.truncatedLastToolJson !== undefined ? opts.truncatedLastToolJson : JSON.stringify(block.input);
       for (const partial_json of jsonFragments(json)) {
-        frames.push(frame("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } }));
+        frames.push(
+          frame("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } }),
+        );
       }
     } else {
       frames.push(frame("content_block_start", { type: "content_block_start", index, content_block: block }));
@@ -124,12 +128,16 @@ export function sseFrames(message: WireMessage, opts: { truncatedLastToolJson?: 
 }
 
 /** A streamed response; each frame is its own chunk so the SDK's SSE decoder reassembles across reads. */
-export function sseResponse(frames: string[], headers: Record<string, string> = {}): Response {
+export function sseResponse(frames: string[], headers: Record<string, string> = {}, paceMs = 0): Response {
   const encoder = new TextEncoder();
+  let next = 0;
   const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const f of frames) controller.enqueue(encoder.encode(f));
-      controller.close();
+    async pull(controller) {
+      if (next >= frames.length) return controller.close();
+      const f = frames[next++]!;
+      // Paced like a model writing: a pause before each piece of text (none when paceMs is 0).
+      if (paceMs > 0 && f.includes('"text_delta"')) await new Promise((r) => setTimeout(r, paceMs));
+      controller.enqueue(encoder.encode(f));
     },
   });
   return new Response(body, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers } });

@@ -48,7 +48,11 @@ async function shopOr404(slug: string): Promise<WidgetTenant> {
 
 async function demoShoppers(tenantId: string) {
   const db = await getPrisma();
-  const named = await db.customer.findMany({ where: { tenantId, email: { in: DEMO_SHOPPERS } }, orderBy: { email: "asc" }, select: { email: true, name: true } });
+  const named = await db.customer.findMany({
+    where: { tenantId, email: { in: DEMO_SHOPPERS } },
+    orderBy: { email: "asc" },
+    select: { email: true, name: true },
+  });
   if (named.length) return named;
   return db.customer.findMany({ where: { tenantId }, orderBy: { createdAt: "asc" }, take: 2, select: { email: true, name: true } });
 }
@@ -60,13 +64,21 @@ export async function generateMetadata({ params }: { params: Promise<{ slug: str
   return { title: `${tenant.name} — outdoor gear` };
 }
 
-export default async function ShopPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function ShopPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ slug: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const tenant = await shopOr404((await params).slug);
   const as = (await searchParams).as;
   const shoppers = await demoShoppers(tenant.id);
-  const shopper = typeof as === "string" ? shoppers.find((s) => keyOf(s.email) === as) ?? null : null;
+  const shopper = typeof as === "string" ? (shoppers.find((s) => keyOf(s.email) === as) ?? null) : null;
   // The shop's backend signs who is signed in; the page only ever carries the short-lived token.
-  const identityToken = shopper ? await signCustomerIdentity(tenant.widgetSecret, shopper.email, IDENTITY_TTL_SECONDS, { shop: tenant.slug }) : null;
+  const identityToken = shopper
+    ? await signCustomerIdentity(tenant.widgetSecret, shopper.email, IDENTITY_TTL_SECONDS, { shop: tenant.slug })
+    : null;
   const base = `/shop/${tenant.slug}`;
 
   return (
@@ -110,7 +122,10 @@ export default async function ShopPage({ params, searchParams }: { params: Promi
       <main className="mx-auto max-w-5xl px-4 pb-32">
         <section className="my-8 rounded-2xl bg-gradient-to-br from-emerald-900 to-emerald-700 px-6 py-10 text-white">
           <h1 className="text-3xl font-bold">Gear for the long way round</h1>
-          <p className="mt-2 max-w-prose text-emerald-100">Free returns within 30 days. Questions about an order? Our support chat answers right away, and a person from our team is always a click away.</p>
+          <p className="mt-2 max-w-prose text-emerald-100">
+            Free returns within 30 days. Questions about an order? Our support chat answers right away, and a person from our team is always
+            a click away.
+          </p>
         </section>
         <h2 className="mb-4 text-lg font-semibold">Bestsellers</h2>
         <ul className="grid grid-cols-2 gap-4 md:grid-cols-3">

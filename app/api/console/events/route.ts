@@ -1,19 +1,32 @@
 import { z } from "zod";
 import { staffRoute } from "@/lib/actions/safe-action";
-import { consoleEvents, eventHead } from "@/lib/console/queries";
+import { consoleEventsAfter, eventHead } from "@/lib/console/queries";
 
 export const dynamic = "force-dynamic";
 
 /**
- * GET /api/console/events?cursor=<id>[&conversationId=<id>] — the shop's events after a cursor. Live views
- * poll it and refetch what an event touches; after a reconnect they ask from the last cursor they saw, so
- * nothing is missed. Without a cursor: no events, only the current head to start from.
+ * GET /api/console/events?cursor=<id>[&conversationId=<id>][&wait=<ms>] — the shop's events after a cursor. With
+ * `wait`, a long poll: answered as soon as something is written for the shop (the process's one listener hears it
+ * from the database), or when the wait is over. Live views refetch what an event touches; after a reconnect they
+ * ask from the last cursor they saw, so nothing is missed. Without a cursor: only the current head to start from.
  */
 export const GET = staffRoute(
   {
     name: "consoleEvents",
-    input: z.object({ cursor: z.string().regex(/^\d{1,19}$/, "cursor must be an event id").optional(), conversationId: z.string().min(1).max(64).optional() }),
+    input: z.object({
+      cursor: z
+        .string()
+        .regex(/^\d{1,19}$/, "cursor must be an event id")
+        .optional(),
+      conversationId: z.string().min(1).max(64).optional(),
+      /** hold the request up to this long (ms) while there is nothing new: a long poll */
+      wait: z.coerce.number().int().min(0).max(25_000).optional(),
+      /** the draft the caller shows (its n): a different one answers the long poll (the reply being written) */
+      draft: z.coerce.number().int().min(-1).optional(),
+    }),
   },
-  async ({ cursor, conversationId }, ctx) =>
-    cursor === undefined ? { cursor: await eventHead(ctx.db, ctx.tenantId), more: false, events: [] } : consoleEvents(ctx.db, ctx.tenantId, BigInt(cursor), conversationId),
+  async ({ cursor, conversationId, wait, draft }, ctx) =>
+    cursor === undefined
+      ? { cursor: await eventHead(ctx.db, ctx.tenantId), more: false, events: [], draft: null }
+      : consoleEventsAfter(ctx.db, ctx.tenantId, BigInt(cursor), { conversationId, waitMs: wait ?? 0, draftSeen: draft }),
 );

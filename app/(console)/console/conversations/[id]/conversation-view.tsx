@@ -15,6 +15,7 @@ import { HandoffStatusBadge, KindBadge, handoffTitle } from "@/components/consol
 import { useLiveEvents } from "@/components/console/use-live-events";
 import { handBackConversationAction, replyAsStaffAction, takeOverConversationAction } from "@/lib/actions/console";
 import type { ConversationDetail } from "@/lib/console/queries";
+import { LocalTime } from "@/components/ui/local-time";
 
 const STATUS_TEXT: Record<string, string> = {
   with_person: "With a person",
@@ -40,13 +41,34 @@ function message(err: unknown) {
  * answers under their own name, and hands it back. Only the owner gets a reply box; the server refuses
  * anyone else anyway.
  */
-export function ConversationView({ initial, initialCursor, me }: { initial: ConversationDetail; initialCursor: string; me: { staffId: string; name: string } }) {
+export function ConversationView({
+  initial,
+  initialCursor,
+  me,
+}: {
+  initial: ConversationDetail;
+  initialCursor: string;
+  me: { staffId: string; name: string };
+}) {
   const id = initial.conversation.id;
   const key = consoleKeys.conversation(id);
   const qc = useQueryClient();
-  const query = useQuery({ queryKey: key, queryFn: ({ signal }) => getJson<ConversationDetail>(`/api/console/conversations/${id}`, signal), initialData: initial });
+  const query = useQuery({
+    queryKey: key,
+    queryFn: ({ signal }) => getJson<ConversationDetail>(`/api/console/conversations/${id}`, signal),
+    initialData: initial,
+  });
   const d = query.data;
-  const feed = useLiveEvents({ initialCursor, conversationId: id });
+  // The agent's reply as it is being written (what is safe to show); it ends when the stored reply is read.
+  const [draft, setDraft] = useState<{ runId: string; text: string } | null>(null);
+  const feed = useLiveEvents({
+    initialCursor,
+    conversationId: id,
+    onDraft: (dr) => {
+      if (dr.text) setDraft({ runId: dr.runId, text: dr.text });
+      else void qc.invalidateQueries({ queryKey: key }).finally(() => setDraft((cur) => (cur?.runId === dr.runId ? null : cur)));
+    },
+  });
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [text, setText] = useState("");
@@ -67,8 +89,16 @@ export function ConversationView({ initial, initialCursor, me }: { initial: Conv
     setError(message(err));
     void qc.invalidateQueries({ queryKey: key });
   };
-  const takeOver = useMutation({ mutationFn: () => callAction(() => takeOverConversationAction({ conversationId: id })), onSuccess: onDone("You took over this conversation. The agent will not reply while you hold it."), onError });
-  const handBack = useMutation({ mutationFn: () => callAction(() => handBackConversationAction({ conversationId: id })), onSuccess: onDone("Handed back to the agent."), onError });
+  const takeOver = useMutation({
+    mutationFn: () => callAction(() => takeOverConversationAction({ conversationId: id })),
+    onSuccess: onDone("You took over this conversation. The agent will not reply while you hold it."),
+    onError,
+  });
+  const handBack = useMutation({
+    mutationFn: () => callAction(() => handBackConversationAction({ conversationId: id })),
+    onSuccess: onDone("Handed back to the agent."),
+    onError,
+  });
   const reply = useMutation({
     mutationFn: (t: string) => callAction(() => replyAsStaffAction({ conversationId: id, text: t })),
     onSuccess: (detail) => {
@@ -110,7 +140,7 @@ export function ConversationView({ initial, initialCursor, me }: { initial: Conv
           <p className="mt-1 flex flex-wrap items-center gap-2 text-sm text-slate-700">
             {d.conversation.customer ? <span>{d.conversation.customer.email}</span> : null}
             <Badge tone={human ? "green" : d.view.status === "waiting_for_person" ? "amber" : "gray"} data-testid="conversation-status">
-              {human ? `With ${ownedByMe ? "you" : d.view.owner ?? "a person"}` : STATUS_TEXT[d.view.status] ?? d.view.status}
+              {human ? `With ${ownedByMe ? "you" : (d.view.owner ?? "a person")}` : (STATUS_TEXT[d.view.status] ?? d.view.status)}
             </Badge>
             {d.view.verified ? <Badge tone="blue">verified customer</Badge> : null}
           </p>
@@ -120,16 +150,47 @@ export function ConversationView({ initial, initialCursor, me }: { initial: Conv
 
       <div className="grid gap-4 lg:grid-cols-[1fr_20rem]">
         <Section title="What the customer sees" id="transcript">
-          <ol ref={logRef} role="log" aria-label="Messages" className="max-h-[60vh] space-y-2 overflow-y-auto pr-1" tabIndex={0} data-testid="conversation-log">
+          <ol
+            ref={logRef}
+            role="log"
+            aria-label="Messages"
+            className="max-h-[60vh] space-y-2 overflow-y-auto pr-1"
+            tabIndex={0}
+            data-testid="conversation-log"
+          >
             {d.view.messages.map((m) => (
-              <li key={m.seq} data-from={m.from} className={cx("rounded-md border p-2 text-sm", FROM_STYLE[m.from], m.from === "customer" ? "mr-8" : "ml-8")}>
+              <li
+                key={m.seq}
+                data-from={m.from}
+                className={cx("rounded-md border p-2 text-sm", FROM_STYLE[m.from], m.from === "customer" ? "mr-8" : "ml-8")}
+              >
                 <p className="mb-0.5 text-xs font-medium text-slate-600">
-                  {m.from === "customer" ? "Customer" : m.from === "agent" ? "Agent" : m.from === "person" ? `${m.name ?? "Support"} (support team)` : "Notice"}
-                  <span className="font-normal"> · {new Date(m.at).toLocaleTimeString()}</span>
+                  {m.from === "customer"
+                    ? "Customer"
+                    : m.from === "agent"
+                      ? "Agent"
+                      : m.from === "person"
+                        ? `${m.name ?? "Support"} (support team)`
+                        : "Notice"}
+                  <span className="font-normal">
+                    {" · "}
+                    <LocalTime at={m.at} style="time" />
+                  </span>
                 </p>
                 <p className="whitespace-pre-wrap break-words">{m.text}</p>
               </li>
             ))}
+            {draft ? (
+              <li
+                data-from="agent"
+                data-draft="true"
+                aria-busy="true"
+                className={cx("ml-8 rounded-md border border-dashed p-2 text-sm", FROM_STYLE.agent)}
+              >
+                <p className="mb-0.5 text-xs font-medium text-slate-600">Agent · writing…</p>
+                <p className="whitespace-pre-wrap break-words">{draft.text}</p>
+              </li>
+            ) : null}
           </ol>
         </Section>
 
@@ -139,12 +200,20 @@ export function ConversationView({ initial, initialCursor, me }: { initial: Conv
               {!human ? (
                 <>
                   <p className="text-sm text-slate-700">Taking over stops the agent from replying until you hand it back.</p>
-                  <Button variant="primary" className="w-full" onClick={() => takeOver.mutate()} disabled={busy} aria-busy={takeOver.isPending}>
+                  <Button
+                    variant="primary"
+                    className="w-full"
+                    onClick={() => takeOver.mutate()}
+                    disabled={busy}
+                    aria-busy={takeOver.isPending}
+                  >
                     {takeOver.isPending ? "Taking over…" : "Take over"}
                   </Button>
                 </>
               ) : null}
-              {ownedByOther ? <p className="text-sm font-medium">{d.view.owner ?? "Another person"} has taken over this conversation.</p> : null}
+              {ownedByOther ? (
+                <p className="text-sm font-medium">{d.view.owner ?? "Another person"} has taken over this conversation.</p>
+              ) : null}
               {ownedByMe ? (
                 <>
                   <form

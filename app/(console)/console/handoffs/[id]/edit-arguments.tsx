@@ -4,6 +4,7 @@ import { Button } from "@/components/ui/button";
 import { Field, Input, Textarea } from "@/components/ui/field";
 import { ArgumentsDiff } from "@/components/console/arguments-diff";
 import { diffArguments, hasChanges } from "@/lib/console/diff";
+import { formatCents } from "@/lib/money";
 
 type Args = Record<string, unknown>;
 
@@ -15,7 +16,17 @@ export function dollarsToCents(raw: string): number | null {
   return cents > 0 ? cents : null;
 }
 
-function RefundFields({ base, onChange, firstFieldRef, disabled }: { base: Args; onChange: (a: Args | null, error?: string) => void; firstFieldRef: RefObject<HTMLInputElement | null>; disabled: boolean }) {
+function RefundFields({
+  base,
+  onChange,
+  firstFieldRef,
+  disabled,
+}: {
+  base: Args;
+  onChange: (a: Args | null, error?: string) => void;
+  firstFieldRef: RefObject<HTMLInputElement | null>;
+  disabled: boolean;
+}) {
   const [amount, setAmount] = useState(typeof base.amount_cents === "number" ? (base.amount_cents / 100).toFixed(2) : "");
   const [reason, setReason] = useState(typeof base.reason === "string" ? base.reason : "");
   const update = (a: string, r: string) => {
@@ -26,7 +37,11 @@ function RefundFields({ base, onChange, firstFieldRef, disabled }: { base: Args;
   };
   return (
     <div className="grid gap-3 sm:grid-cols-2">
-      <Field id="edit-amount" label="Refund amount ($)" hint={`Order ${String(base.order_number ?? "")} — the order itself cannot be changed.`}>
+      <Field
+        id="edit-amount"
+        label="Refund amount ($)"
+        hint={`Order ${String(base.order_number ?? "")} — the order itself cannot be changed.`}
+      >
         <Input
           id="edit-amount"
           ref={firstFieldRef}
@@ -55,7 +70,17 @@ function RefundFields({ base, onChange, firstFieldRef, disabled }: { base: Args;
   );
 }
 
-function JsonFields({ base, onChange, firstFieldRef, disabled }: { base: Args; onChange: (a: Args | null, error?: string) => void; firstFieldRef: RefObject<HTMLTextAreaElement | null>; disabled: boolean }) {
+function JsonFields({
+  base,
+  onChange,
+  firstFieldRef,
+  disabled,
+}: {
+  base: Args;
+  onChange: (a: Args | null, error?: string) => void;
+  firstFieldRef: RefObject<HTMLTextAreaElement | null>;
+  disabled: boolean;
+}) {
   const [text, setText] = useState(JSON.stringify(base, null, 2));
   return (
     <Field id="edit-json" label="Arguments (JSON)" hint="Checked by the same rules again on the server before anything runs.">
@@ -94,6 +119,7 @@ export function EditArguments({
   base,
   disabled,
   pending,
+  authorityLimitCents,
   firstFieldRef,
   onSubmit,
   onCancel,
@@ -103,6 +129,8 @@ export function EditArguments({
   base: Args;
   disabled: boolean;
   pending: boolean;
+  /** the reviewer's approval authority (null: none): an edit above it cannot be sent */
+  authorityLimitCents: number | null;
   firstFieldRef: RefObject<HTMLInputElement | HTMLTextAreaElement | null>;
   onSubmit: (edited: Args) => void;
   onCancel: () => void;
@@ -111,6 +139,8 @@ export function EditArguments({
   const [error, setError] = useState<string | undefined>();
   const rows = useMemo(() => (edited ? diffArguments(original, edited) : []), [original, edited]);
   const changed = edited !== null && hasChanges(rows);
+  const editedCents = typeof edited?.amount_cents === "number" ? edited.amount_cents : null;
+  const overAuthority = authorityLimitCents !== null && editedCents !== null && editedCents > authorityLimitCents;
   const onChange = (a: Args | null, err?: string) => {
     setEdited(a);
     setError(err);
@@ -121,22 +151,43 @@ export function EditArguments({
       className="space-y-3"
       onSubmit={(e) => {
         e.preventDefault();
-        if (edited && changed) onSubmit(edited);
+        if (edited && changed && !overAuthority) onSubmit(edited);
       }}
     >
       {toolName === "refund_order" ? (
-        <RefundFields base={base} onChange={onChange} firstFieldRef={firstFieldRef as RefObject<HTMLInputElement | null>} disabled={disabled || pending} />
+        <RefundFields
+          base={base}
+          onChange={onChange}
+          firstFieldRef={firstFieldRef as RefObject<HTMLInputElement | null>}
+          disabled={disabled || pending}
+        />
       ) : (
-        <JsonFields base={base} onChange={onChange} firstFieldRef={firstFieldRef as RefObject<HTMLTextAreaElement | null>} disabled={disabled || pending} />
+        <JsonFields
+          base={base}
+          onChange={onChange}
+          firstFieldRef={firstFieldRef as RefObject<HTMLTextAreaElement | null>}
+          disabled={disabled || pending}
+        />
       )}
       {error ? (
         <p role="alert" className="text-sm text-red-700">
           {error}
         </p>
       ) : null}
+      {overAuthority ? (
+        <p id="edit-authority" role="alert" className="text-sm text-amber-900" data-testid="edit-authority">
+          {formatCents(editedCents!)} is above your approval authority of {formatCents(authorityLimitCents!)}.
+        </p>
+      ) : null}
       {edited ? <ArgumentsDiff rows={rows} caption="Your edit, against the call the agent proposed" /> : null}
       <div className="flex flex-wrap gap-2">
-        <Button type="submit" variant="approve" disabled={disabled || pending || !changed} aria-busy={pending}>
+        <Button
+          type="submit"
+          variant="approve"
+          disabled={disabled || pending || !changed || overAuthority}
+          aria-busy={pending}
+          aria-describedby={overAuthority ? "edit-authority" : undefined}
+        >
           {pending ? "Approving with edits…" : "Approve with edits"}
         </Button>
         <Button onClick={onCancel} disabled={pending}>

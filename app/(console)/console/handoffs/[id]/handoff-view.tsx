@@ -9,21 +9,33 @@ import { Section } from "@/components/ui/section";
 import { callAction, ConsoleError, getJson } from "@/components/console/api";
 import { AgeClock, ExpiryClock } from "@/components/console/clocks";
 import { FeedIndicator } from "@/components/console/feed-indicator";
+import { ConversationInline } from "@/components/console/conversation-inline";
 import { JsonView } from "@/components/console/json-view";
+import { OrderPanel } from "@/components/console/order-panel";
 import { consoleKeys } from "@/components/console/query-keys";
 import { HandoffStatusBadge, KindBadge, PhaseBadge, handoffTitle } from "@/components/console/status";
 import { useLiveEvents } from "@/components/console/use-live-events";
 import { useNow } from "@/components/console/use-now";
 import { useShortcuts } from "@/components/console/use-shortcuts";
 import { claimHandoffAction, decideHandoffAction, releaseHandoffAction } from "@/lib/actions/console";
+import { LocalTime, useViewerTimeZone } from "@/components/ui/local-time";
+import { formatMoment } from "@/lib/time";
+import { type DecisionFacts, decisionInWords, effectSentence } from "@/lib/console/decision-words";
 import type { HandoffDetail } from "@/lib/console/queries";
 import { formatCents } from "@/lib/money";
 import { EditArguments } from "./edit-arguments";
 import { HandoffRecord, approvalsText } from "./handoff-record";
 
 type Me = { staffId: string; name: string; role: string; authorityLimitCents: number | null };
-type DecisionInput = { decision: "approve" } | { decision: "deny"; reason: string } | { decision: "edit"; editedInput: Record<string, unknown> };
-type DecideResult = { outcome: "approved" | "denied" | "awaiting_second_approval"; resumeFailed: boolean; detail: HandoffDetail };
+type DecisionInput =
+  | { decision: "approve" }
+  | { decision: "deny"; reason: string }
+  | { decision: "edit"; editedInput: Record<string, unknown> };
+type DecideResult = {
+  outcome: "approved" | "denied" | "expired" | "awaiting_second_approval";
+  resumeFailed: boolean;
+  detail: HandoffDetail;
+};
 
 /** Renew one's claim well before it lapses (claims expire after 5 minutes unless renewed). */
 const CLAIM_RENEW_MS = 2 * 60_000;
@@ -32,26 +44,36 @@ function asConsoleError(err: unknown): ConsoleError {
   return err instanceof ConsoleError ? err : new ConsoleError("INTERNAL", "Something went wrong. Nothing was changed by this request.");
 }
 
-/** What the pending call did once it ran, in one sentence, from what the server recorded. */
-function callOutcome(detail: HandoffDetail): string | null {
-  const call = detail.toolCall;
-  if (!call) return null;
-  const result = (call.result ?? {}) as { status?: string; amount?: string; message?: string };
-  if (call.status === "SUCCEEDED") return `${detail.handoff.toolName} ran${result.status ? `: ${result.status}` : ""}${result.amount ? ` ${result.amount}` : ""}.`;
-  if (call.status === "DENIED") return "Nothing ran: the call was denied.";
-  if (call.status === "EXPIRED") return "Nothing ran: the request expired.";
-  if (call.status === "FAILED") return `${detail.handoff.toolName} failed: ${result.message ?? "see the run"}.`;
-  if (call.status === "APPROVED" || call.status === "EXECUTING" || call.status === "RETRY_WAIT") return `${detail.handoff.toolName} is approved and still running (${call.status.toLowerCase()}).`;
-  return null;
+/** The decision's facts as the server recorded them: the handoff and its call, now. */
+function decisionFacts(detail: HandoffDetail): DecisionFacts {
+  const h = detail.handoff;
+  return {
+    kind: h.kind,
+    status: h.status,
+    toolName: h.toolName,
+    proposedInput: h.proposedInput,
+    editedInput: h.editedInput,
+    requiredApprovals: h.requiredApprovals,
+    approvals: h.approvals,
+    decidedBy: h.decidedBy,
+    decidedAt: h.decidedAt,
+    decisionReason: h.decisionReason,
+    decision: h.decision,
+    call: detail.toolCall ? { status: detail.toolCall.status, result: detail.toolCall.result } : null,
+  };
 }
 
 function outcomeMessage(res: DecideResult, latest: HandoffDetail): string {
   if (res.outcome === "awaiting_second_approval") return `Your approval is recorded: ${approvalsText(res.detail.handoff)}.`;
+  if (res.outcome === "expired") return "This request expired before your decision; nothing was done.";
   const verb = res.outcome === "approved" ? (res.detail.handoff.status === "EDITED" ? "Approved with your edits" : "Approved") : "Denied";
-  const ran = callOutcome(latest) ?? "";
+  const done = effectSentence(
+    latest.handoff.toolName,
+    latest.toolCall ? { status: latest.toolCall.status, result: latest.toolCall.result } : null,
+  );
   const phase = latest.run ? ` The run is now ${latest.run.phase}.` : "";
   const later = res.resumeFailed ? " The decision is saved; the agent will continue shortly." : "";
-  return `${verb}. ${ran}${phase}${later}`.replace(/\s+/g, " ").trim();
+  return `${verb}. ${done ?? ""}${phase}${later}`.replace(/\s+/g, " ").trim();
 }
 
 /**
@@ -61,10 +83,16 @@ function outcomeMessage(res: DecideResult, latest: HandoffDetail): string {
  * the claim, the status and the run's phase come from the live query.
  */
 export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDetail; initialCursor: string; me: Me }) {
+  const zone = useViewerTimeZone();
+  const viewerTime = (at: string | number | Date) => formatMoment(at instanceof Date ? at : new Date(at), "datetime", zone);
   const id = initial.handoff.id;
   const key = consoleKeys.handoff(id);
   const qc = useQueryClient();
-  const query = useQuery({ queryKey: key, queryFn: ({ signal }) => getJson<HandoffDetail>(`/api/console/handoffs/${id}`, signal), initialData: initial });
+  const query = useQuery({
+    queryKey: key,
+    queryFn: ({ signal }) => getJson<HandoffDetail>(`/api/console/handoffs/${id}`, signal),
+    initialData: initial,
+  });
   const latest = query.data;
   const [viewed, setViewed] = useState(initial);
   const feed = useLiveEvents({ initialCursor, conversationId: initial.handoff.conversationId });
@@ -86,7 +114,13 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
       await qc.cancelQueries({ queryKey: key });
       const previous = qc.getQueryData<HandoffDetail>(key);
       if (previous) {
-        qc.setQueryData<HandoffDetail>(key, { ...previous, handoff: { ...previous.handoff, claimedBy: { id: me.staffId, name: me.name, until: new Date(Date.now() + 5 * 60_000).toISOString() } } });
+        qc.setQueryData<HandoffDetail>(key, {
+          ...previous,
+          handoff: {
+            ...previous.handoff,
+            claimedBy: { id: me.staffId, name: me.name, until: new Date(Date.now() + 5 * 60_000).toISOString() },
+          },
+        });
       }
       return { previous };
     },
@@ -107,7 +141,9 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
     if (!claimedByMe || !open) return;
     const itemKey = consoleKeys.handoff(id);
     const t = setInterval(() => {
-      void claimHandoffAction({ handoffId: id }).then((r) => (r.ok ? qc.setQueryData(itemKey, r.data) : qc.invalidateQueries({ queryKey: itemKey })));
+      void claimHandoffAction({ handoffId: id }).then((r) =>
+        r.ok ? qc.setQueryData(itemKey, r.data) : qc.invalidateQueries({ queryKey: itemKey }),
+      );
     }, CLAIM_RENEW_MS);
     return () => clearInterval(t);
   }, [claimedByMe, open, id, qc]);
@@ -147,6 +183,13 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
     decide.mutate(input);
   };
   const canDecide = h.kind === "APPROVAL" && open && claimedByMe && !changed && !decide.isPending;
+  // Over the reviewer's authority: Approve is off (the server refuses it too, with OVER_AUTHORITY); an edit stays
+  // possible where the amount is what is edited (a refund), within the authority.
+  const overAuthority =
+    h.kind === "APPROVAL" && h.amountCents !== null && me.authorityLimitCents !== null && h.amountCents > me.authorityLimitCents;
+  const amountEditable = h.toolName === "refund_order";
+  const canApprove = canDecide && !overAuthority;
+  const canEdit = canDecide && (!overAuthority || amountEditable);
   const reload = () => {
     setViewed(latest);
     setDecideError(null);
@@ -177,15 +220,14 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
       if (open && !live.claimedBy && !claim.isPending) claim.mutate();
     },
     a: () => {
-      if (canDecide) send({ decision: "approve" });
+      if (canApprove) send({ decision: "approve" });
     },
     d: () => denyRef.current?.focus(),
     e: () => {
-      if (canDecide) setEditing(true);
+      if (canEdit) setEditing(true);
     },
   });
 
-  const overAuthority = h.amountCents !== null && me.authorityLimitCents !== null && h.amountCents > me.authorityLimitCents;
   const alreadyApprovedByMe = h.approvals.some((a) => a.staffId === me.staffId);
   const base = (h.editedInput ?? h.proposedInput ?? {}) as Record<string, unknown>;
 
@@ -211,7 +253,7 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
             {open ? <AgeClock since={h.createdAt} now={now} /> : null}
             {open && h.kind === "APPROVAL" && h.expiresAt ? <ExpiryClock at={h.expiresAt} now={now} /> : null}
             <span className="text-slate-600">
-              opened {new Date(h.createdAt).toLocaleString()} · version {h.version}
+              opened <LocalTime at={h.createdAt} /> · version {h.version}
             </span>
           </div>
         </div>
@@ -240,9 +282,13 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
       ) : null}
 
       <div className="grid gap-4 lg:grid-cols-[1fr_26rem]">
-        <HandoffRecord h={h} />
+        <div className="min-w-0 space-y-4">
+          <HandoffRecord h={h} detail={latest} />
+          <ConversationInline conversationId={h.conversationId} messages={latest.messages} earlier={latest.earlierMessages} />
+        </div>
 
-        <div className="space-y-4 lg:sticky lg:top-4 lg:self-start">
+        {/* Beside the record: the decision, then the order it moves money on. */}
+        <div className="min-w-0 space-y-4">
           {h.kind === "ESCALATION" ? (
             <Section title="A person is needed" id="escalation">
               <p className="text-sm text-slate-700">
@@ -250,7 +296,10 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                   ? `${latest.conversation.ownerName ?? "A person"} has taken this conversation over.`
                   : "Take the conversation over to answer the customer yourself."}
               </p>
-              <Link href={`/console/conversations/${h.conversationId}`} className="mt-3 inline-block rounded-md bg-blue-700 px-3.5 py-2 text-sm font-medium text-white hover:bg-blue-800">
+              <Link
+                href={`/console/conversations/${h.conversationId}`}
+                className="mt-3 inline-block rounded-md bg-blue-700 px-3.5 py-2 text-sm font-medium text-white hover:bg-blue-800"
+              >
                 Open the conversation
               </Link>
             </Section>
@@ -275,22 +324,49 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                     <div className="flex items-center justify-between gap-2">
                       <span>Nobody is working on this yet.</span>
                       <Button size="sm" variant="primary" onClick={() => claim.mutate()} disabled={claim.isPending} aria-keyshortcuts="c">
-                        Claim <kbd aria-hidden="true" className="text-xs opacity-80">c</kbd>
+                        Claim{" "}
+                        <kbd aria-hidden="true" className="text-xs opacity-80">
+                          c
+                        </kbd>
                       </Button>
                     </div>
                   )}
                 </div>
                 {claimError ? <Notice tone="error">{claimError}</Notice> : null}
-                {!claimedByMe && live.claimedBy === null ? <p className="text-xs text-slate-600">Claim the item to approve, deny or edit it.</p> : null}
+                {!claimedByMe && live.claimedBy === null ? (
+                  <p className="text-xs text-slate-600">Claim the item to approve, deny or edit it.</p>
+                ) : null}
                 {overAuthority ? (
-                  <p className="text-xs text-amber-900" data-testid="authority-hint">
-                    {h.amount} is above your approval authority of {formatCents(me.authorityLimitCents!)}. You can deny it, or edit it within your authority.
+                  <p id="authority-hint" className="rounded-md bg-amber-50 p-2 text-sm text-amber-950" data-testid="authority-hint">
+                    {h.amount} is above your approval authority of {formatCents(me.authorityLimitCents!)}, so you cannot approve it.{" "}
+                    {amountEditable
+                      ? "You can deny it, or edit it to an amount within your authority."
+                      : "You can deny it, or leave it for a reviewer who may approve it."}
                   </p>
                 ) : null}
-                {alreadyApprovedByMe ? <p className="text-xs text-amber-900">You approved this already; a second, different reviewer must approve it.</p> : null}
+                {alreadyApprovedByMe ? (
+                  <p className="text-xs text-amber-900">You approved this already; a second, different reviewer must approve it.</p>
+                ) : null}
 
-                <Button variant="approve" className="w-full" disabled={!canDecide} aria-busy={decide.isPending && decide.variables?.decision === "approve"} aria-keyshortcuts="a" onClick={() => send({ decision: "approve" })}>
-                  {decide.isPending && decide.variables?.decision === "approve" ? "Approving…" : <>Approve <kbd aria-hidden="true" className="text-xs opacity-80">a</kbd></>}
+                <Button
+                  variant="approve"
+                  className="w-full"
+                  disabled={!canApprove}
+                  aria-describedby={overAuthority ? "authority-hint" : undefined}
+                  aria-busy={decide.isPending && decide.variables?.decision === "approve"}
+                  aria-keyshortcuts="a"
+                  onClick={() => send({ decision: "approve" })}
+                >
+                  {decide.isPending && decide.variables?.decision === "approve" ? (
+                    "Approving…"
+                  ) : (
+                    <>
+                      Approve{" "}
+                      <kbd aria-hidden="true" className="text-xs opacity-80">
+                        a
+                      </kbd>
+                    </>
+                  )}
                 </Button>
 
                 <form
@@ -301,7 +377,19 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                     submitDeny();
                   }}
                 >
-                  <Field id="deny-reason" label={<>Reason to deny <kbd aria-hidden="true" className="text-xs text-slate-500">d</kbd></>} hint="Required. The agent explains it to the customer." error={denyError}>
+                  <Field
+                    id="deny-reason"
+                    label={
+                      <>
+                        Reason to deny{" "}
+                        <kbd aria-hidden="true" className="text-xs text-slate-500">
+                          d
+                        </kbd>
+                      </>
+                    }
+                    hint="Required. The agent explains it to the customer."
+                    error={denyError}
+                  >
                     <Textarea
                       id="deny-reason"
                       ref={denyRef}
@@ -314,7 +402,13 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                       aria-describedby={`deny-reason-hint${denyError ? " deny-reason-error" : ""}`}
                     />
                   </Field>
-                  <Button type="submit" variant="danger" className="w-full" disabled={!canDecide} aria-busy={decide.isPending && decide.variables?.decision === "deny"}>
+                  <Button
+                    type="submit"
+                    variant="danger"
+                    className="w-full"
+                    disabled={!canDecide}
+                    aria-busy={decide.isPending && decide.variables?.decision === "deny"}
+                  >
                     {decide.isPending && decide.variables?.decision === "deny" ? "Denying…" : "Deny"}
                   </Button>
                 </form>
@@ -324,48 +418,54 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
                     toolName={h.toolName ?? ""}
                     original={(h.proposedInput ?? {}) as Record<string, unknown>}
                     base={base}
-                    disabled={!canDecide && !decide.isPending}
+                    disabled={!canEdit && !decide.isPending}
                     pending={decide.isPending && decide.variables?.decision === "edit"}
+                    authorityLimitCents={me.authorityLimitCents}
                     firstFieldRef={editFieldRef}
                     onSubmit={(editedInput) => send({ decision: "edit", editedInput })}
                     onCancel={() => setEditing(false)}
                   />
                 ) : (
-                  <Button className="w-full" disabled={!canDecide} aria-keyshortcuts="e" onClick={() => setEditing(true)}>
-                    Edit arguments <kbd aria-hidden="true" className="text-xs opacity-80">e</kbd>
+                  <Button
+                    className="w-full"
+                    disabled={!canEdit}
+                    aria-describedby={overAuthority && !amountEditable ? "authority-hint" : undefined}
+                    aria-keyshortcuts="e"
+                    onClick={() => setEditing(true)}
+                  >
+                    Edit arguments{" "}
+                    <kbd aria-hidden="true" className="text-xs opacity-80">
+                      e
+                    </kbd>
                   </Button>
                 )}
               </div>
             </Section>
           ) : null}
 
-          {h.kind === "APPROVAL" && !open ? (
+          {h.kind === "APPROVAL" && (!open || live.approvals.length > 0) ? (
             <Section title="Decision" id="decision">
-              <dl className="space-y-1 text-sm">
-                <div>
-                  <dt className="inline font-medium">Outcome: </dt>
-                  <dd className="inline" data-testid="decision-outcome">
-                    {live.status.toLowerCase()}
-                    {live.decidedBy?.name ? ` by ${live.decidedBy.name}` : ""}
-                    {live.decidedAt ? ` at ${new Date(live.decidedAt).toLocaleTimeString()}` : ""}
-                  </dd>
-                </div>
-                {live.decisionReason ? (
-                  <div>
-                    <dt className="inline font-medium">Reason: </dt>
-                    <dd className="inline">{live.decisionReason}</dd>
-                  </div>
-                ) : null}
-                {callOutcome(latest) ? (
-                  <div>
-                    <dt className="inline font-medium">Call: </dt>
-                    <dd className="inline" data-testid="call-outcome">
-                      {callOutcome(latest)}
-                    </dd>
-                  </div>
-                ) : null}
-              </dl>
-              {latest.toolCall?.result ? <JsonView className="mt-2" value={latest.toolCall.result} label="Result the agent read (JSON)" /> : null}
+              <div className="space-y-1 text-sm" data-testid="decision-outcome">
+                {decisionInWords(decisionFacts(latest), viewerTime).map((line) => (
+                  <p key={line}>{line}</p>
+                ))}
+              </div>
+              {latest.toolCall?.result ? (
+                <details className="mt-2 text-sm">
+                  <summary className="cursor-pointer text-slate-600">Technical details</summary>
+                  <JsonView className="mt-2" value={latest.toolCall.result} label="Result the agent read (JSON)" />
+                </details>
+              ) : null}
+            </Section>
+          ) : null}
+
+          {h.kind === "ESCALATION" && !open ? (
+            <Section title="Outcome" id="decision">
+              <div className="space-y-1 text-sm" data-testid="decision-outcome">
+                {decisionInWords(decisionFacts(latest), viewerTime).map((line) => (
+                  <p key={line}>{line}</p>
+                ))}
+              </div>
             </Section>
           ) : null}
 
@@ -394,6 +494,8 @@ export function HandoffView({ initial, initialCursor, me }: { initial: HandoffDe
               </Notice>
             ) : null}
           </div>
+
+          <OrderPanel facts={latest.order} />
         </div>
       </div>
     </div>

@@ -4,19 +4,24 @@ import type { ReactNode } from "react";
 import { Badge } from "@/components/ui/badge";
 import { Section } from "@/components/ui/section";
 import { JsonView } from "@/components/console/json-view";
+import { type Block, ContentBlock } from "@/components/console/model-content";
+import { SpecialistTree, type SpecialistView } from "@/components/console/specialist-tree";
+import { RunOutcomeBadge } from "@/components/console/run-outcome-badge";
 import { PhaseBadge } from "@/components/console/status";
 import { SUPERVISOR_ROLES } from "@/lib/auth/claims";
 import { requireStaffPage } from "@/lib/auth/session";
 import { getPrisma } from "@/lib/db/client";
+import { describeToolCall } from "@/lib/console/agent-tried";
+import { LocalTime } from "@/components/ui/local-time";
+import { decisionInWords } from "@/lib/console/decision-words";
 import { orNotFound } from "@/lib/console/page-data";
-import { runInspection, type RunInspection } from "@/lib/console/queries";
+import { type RunReview, runReview } from "@/lib/console/runs";
 import { formatDuration } from "@/lib/console/sla";
 import { SupervisorsOnly } from "../supervisors-only";
+import { RetryDeadLetter } from "./retry-dead-letter";
 
 export const metadata: Metadata = { title: "Run · Support console" };
 export const dynamic = "force-dynamic";
-
-type Block = { type: string; [k: string]: unknown };
 
 function Th({ children }: { children: ReactNode }) {
   return (
@@ -29,43 +34,24 @@ function Td({ children, mono }: { children: ReactNode; mono?: boolean }) {
   return <td className={`px-2 py-1.5 align-top text-sm ${mono ? "font-mono text-xs break-all" : ""}`}>{children}</td>;
 }
 
-/** One content block as the model saw it: text, a tool_use with its input, a tool_result with its body. */
-function ContentBlock({ block }: { block: Block }) {
-  if (block.type === "text") return <p className="whitespace-pre-wrap break-words text-sm">{String(block.text ?? "")}</p>;
-  if (block.type === "tool_use") {
-    return (
-      <div className="space-y-1">
-        <p className="text-xs">
-          <Badge tone="violet">tool_use</Badge> <code className="font-mono">{String(block.name)}</code> <span className="font-mono text-slate-500">{String(block.id)}</span>
-        </p>
-        <JsonView value={block.input} label={`Input of ${String(block.name)}`} />
-      </div>
-    );
-  }
-  if (block.type === "tool_result") {
-    const content = block.content;
-    return (
-      <div className="space-y-1">
-        <p className="text-xs">
-          <Badge tone={block.is_error ? "red" : "green"}>tool_result{block.is_error ? " · is_error" : ""}</Badge>{" "}
-          <span className="font-mono text-slate-500">for {String(block.tool_use_id)}</span>
-        </p>
-        {typeof content === "string" ? (
-          <pre className="overflow-x-auto whitespace-pre-wrap break-words rounded bg-slate-100 p-2 text-xs">{content}</pre>
-        ) : (
-          <JsonView value={content} label="Tool result content" />
-        )}
-      </div>
-    );
-  }
-  return <JsonView value={block} label={`${block.type} block`} />;
-}
-
-function Summary({ d }: { d: RunInspection }) {
+function Summary({ d }: { d: RunReview }) {
   const r = d.run;
+  const s = d.summary;
   const items: Array<[string, ReactNode]> = [
+    ["Outcome", <RunOutcomeBadge key="o" outcome={s.outcome} />],
+    [
+      "Customer",
+      s.customer ? (
+        <span key="c" data-testid="run-customer">
+          {s.customer.name} ({s.customer.email}){s.verified ? "" : " — not verified"}
+        </span>
+      ) : (
+        "Anonymous visitor"
+      ),
+    ],
+    ["Orders", s.orders.length ? s.orders.join(", ") : "—"],
     ["Phase", <PhaseBadge key="p" phase={r.phase} />],
-    ["Outcome", r.outcome ?? "—"],
+    ["Ended because", r.outcome ?? "—"],
     ["Last stop_reason", r.lastStopReason ?? "—"],
     ["Model", r.model],
     ["Versions", `policy v${r.policyVersion} · prompt ${r.promptVersion} · tools ${r.toolsVersion}`],
@@ -73,8 +59,8 @@ function Summary({ d }: { d: RunInspection }) {
     ["Tokens", `${r.inputTokens} in / ${r.outputTokens} out (budget ${r.tokenBudget})`],
     ["Cost", `$${(r.costMicros / 1_000_000).toFixed(4)}`],
     ["Active time", formatDuration(r.activeMs)],
-    ["Started", new Date(r.startedAt).toLocaleString()],
-    ["Ended", r.endedAt ? new Date(r.endedAt).toLocaleString() : "—"],
+    ["Started", <LocalTime key="s" at={r.startedAt} />],
+    ["Ended", r.endedAt ? <LocalTime key="e" at={r.endedAt} /> : "—"],
   ];
   return (
     <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-2">
@@ -93,7 +79,15 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   const { id } = await params;
   const staff = await requireStaffPage(`/console/runs/${encodeURIComponent(id)}`);
   if (!SUPERVISOR_ROLES.includes(staff.role)) return <SupervisorsOnly />;
-  const d = await orNotFound(runInspection(await getPrisma(), staff.tenantId, id));
+  const d = await orNotFound(runReview(await getPrisma(), staff, id));
+  const specialistTitles = new Map<string, string>();
+  const collect = (nodes: SpecialistView[]) => {
+    for (const n of nodes) {
+      specialistTitles.set(n.scope, n.title);
+      collect(n.children);
+    }
+  };
+  collect(d.specialists as unknown as SpecialistView[]);
   return (
     <div className="space-y-4">
       <nav aria-label="Breadcrumb" className="text-sm">
@@ -120,6 +114,70 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         <Summary d={d} />
       </Section>
 
+      {d.run.phase === "DEAD_LETTER" ? (
+        <Section title="Dead letter" id="dead-letter">
+          <RetryDeadLetter runId={d.run.id} />
+        </Section>
+      ) : null}
+
+      <div className="grid gap-4 md:grid-cols-2">
+        <Section title="What the customer was told last" id="final-reply">
+          {d.finalReply ? (
+            <figure data-testid="final-reply">
+              <figcaption className="mb-1 text-xs text-slate-600">
+                {d.finalReply.from === "agent"
+                  ? "The agent"
+                  : d.finalReply.from === "person"
+                    ? `${d.finalReply.name ?? "A person"} (staff)`
+                    : "A notice from the support system"}{" "}
+                · <LocalTime at={d.finalReply.at} />
+              </figcaption>
+              <blockquote className="whitespace-pre-wrap break-words rounded-md bg-slate-50 p-3 text-sm">{d.finalReply.text}</blockquote>
+            </figure>
+          ) : (
+            <p className="text-sm text-slate-600" data-testid="final-reply">
+              Nothing from this run reached the customer.
+            </p>
+          )}
+          {d.heldBackReply ? (
+            <div className="mt-3 text-sm" data-testid="held-back-reply">
+              <p className="font-medium text-amber-900">Not shown: a person owned the conversation when the agent answered.</p>
+              <blockquote className="mt-1 whitespace-pre-wrap break-words rounded-md bg-amber-50 p-3">{d.heldBackReply}</blockquote>
+            </div>
+          ) : null}
+        </Section>
+
+        <Section title="Who decided" id="decisions">
+          {d.decisions.length === 0 ? (
+            <p className="text-sm text-slate-600">No handoffs: nobody had to decide anything.</p>
+          ) : (
+            <ul className="space-y-3 text-sm" data-testid="run-decisions">
+              {d.decisions.map(({ handoff: h, facts }) => {
+                const lines = decisionInWords(facts);
+                return (
+                  <li key={h.id} data-handoff-id={h.id}>
+                    <p>
+                      <Link href={`/console/handoffs/${h.id}`} className="font-medium text-blue-700 underline">
+                        {h.kind === "APPROVAL"
+                          ? `Approval: ${h.recommendedAction.replace(/^Approve:\s*/i, "").replace(/\.$/, "")}`
+                          : `Escalation: ${h.reason}`}
+                      </Link>
+                    </p>
+                    {lines.length ? (
+                      lines.map((line) => <p key={line}>{line}</p>)
+                    ) : (
+                      <p className="text-slate-600">
+                        Waiting for a person{h.claimedBy ? ` (${h.claimedBy.name ?? "a reviewer"} is on it)` : ""}.
+                      </p>
+                    )}
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </Section>
+      </div>
+
       <Section title={`Messages as the model saw them (${d.messages.length})`} id="messages">
         <ol className="space-y-3">
           {d.messages.map((m, i) => (
@@ -135,17 +193,23 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         </ol>
       </Section>
 
+      {d.specialists.length ? (
+        <Section title={`Specialists consulted (${d.specialists.length})`} id="specialists">
+          <SpecialistTree nodes={d.specialists as unknown as SpecialistView[]} />
+        </Section>
+      ) : null}
+
       <Section title={`Tool calls (${d.toolCalls.length})`} id="tool-calls">
         <div className="overflow-x-auto">
           <table className="w-full">
             <thead>
               <tr>
                 <Th>Tool</Th>
+                <Th>What happened</Th>
                 <Th>Status</Th>
                 <Th>Gate</Th>
                 <Th>Attempts</Th>
                 <Th>Idempotency key</Th>
-                <Th>Review</Th>
               </tr>
             </thead>
             <tbody>
@@ -157,6 +221,15 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                     <span className="text-slate-500">{c.toolUseId}</span>
                   </Td>
                   <Td>
+                    {describeToolCall(c).text}
+                    {c.review ? (
+                      <details className="mt-1">
+                        <summary className="cursor-pointer text-xs text-slate-600">Review record</summary>
+                        <JsonView value={c.review} label="Review" />
+                      </details>
+                    ) : null}
+                  </Td>
+                  <Td>
                     <Badge tone={c.isError ? "red" : "gray"}>{c.status}</Badge>
                   </Td>
                   <Td>
@@ -164,7 +237,6 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                   </Td>
                   <Td>{c.attempts}</Td>
                   <Td mono>{c.idempotencyKey ?? "—"}</Td>
-                  <Td>{c.review ? <JsonView value={c.review} label="Review" /> : "—"}</Td>
                 </tr>
               ))}
             </tbody>
@@ -207,7 +279,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             {d.effects.map((e) => (
               <li key={e.id} className="rounded border border-slate-200 p-2 text-sm">
                 <p>
-                  <code className="font-mono">{e.toolName}</code> · <span className="font-mono text-xs text-slate-500">{e.idempotencyKey}</span>
+                  <code className="font-mono">{e.toolName}</code> ·{" "}
+                  <span className="font-mono text-xs text-slate-500">{e.idempotencyKey}</span>
                 </p>
                 <div className="mt-1 grid gap-2 md:grid-cols-2">
                   <JsonView value={e.input} label="Effect input" />
@@ -225,6 +298,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             <thead>
               <tr>
                 <Th>Turn</Th>
+                <Th>Model of</Th>
                 <Th>stop_reason</Th>
                 <Th>Tokens in / out</Th>
                 <Th>Cache read / write</Th>
@@ -237,6 +311,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               {d.modelCalls.map((m) => (
                 <tr key={m.id} className="border-t border-slate-100">
                   <Td>{m.turn}</Td>
+                  <Td>{m.scope ? (specialistTitles.get(m.scope) ?? "a specialist") : "the agent"}</Td>
                   <Td mono>{m.stopReason ?? "—"}</Td>
                   <Td>
                     {m.inputTokens} / {m.outputTokens}

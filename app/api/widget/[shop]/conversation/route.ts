@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { assertSameOrigin, bearerToken, errorResponse, json, readJson, type ShopParams } from "@/lib/widget/http";
+import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { startOrResumeConversation, viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
+import { limitNewConversation, limitRead } from "@/lib/widget/limits";
+import { clientAddress } from "@/lib/identity/client-address";
 import type { WidgetSession, WidgetViewResponse } from "@/lib/widget/api-types";
 
 const startSchema = z.object({
@@ -11,33 +13,31 @@ const startSchema = z.object({
 });
 
 /** Starts a conversation, or resumes the one whose token the visitor presents (if it is theirs). */
-export async function POST(req: Request, ctx: ShopParams) {
-  try {
-    assertSameOrigin(req);
-    const body = await readJson(req, startSchema);
-    const db = await getPrisma();
-    const tenant = await widgetTenant(db, (await ctx.params).shop);
-    const session: WidgetSession = await startOrResumeConversation(db, { tenant, token: bearerToken(req), identity: body.identity ?? null });
-    return json(session);
-  } catch (err) {
-    return errorResponse(err, "start conversation");
-  }
-}
+export const POST = widgetRoute("start conversation", async (req: Request, ctx: ShopParams) => {
+  assertSameOrigin(req);
+  const body = await readJson(req, startSchema);
+  const db = await getPrisma();
+  const tenant = await widgetTenant(db, (await ctx.params).shop);
+  const session: WidgetSession = await startOrResumeConversation(db, {
+    tenant,
+    token: bearerToken(req),
+    identity: body.identity ?? null,
+    beforeOpen: () => limitNewConversation(db, tenant, clientAddress(req.headers)),
+  });
+  return json(session);
+});
 
 const afterSchema = z.coerce.number().int().min(0).max(1_000_000_000);
 
 /** The conversation as the customer sees it, only messages after `?after=<seq>`. */
-export async function GET(req: Request, ctx: ShopParams) {
-  try {
-    assertSameOrigin(req);
-    const after = afterSchema.safeParse(new URL(req.url).searchParams.get("after") ?? "0");
-    if (!after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
-    const db = await getPrisma();
-    const tenant = await widgetTenant(db, (await ctx.params).shop);
-    const conversation = await visitorConversation(db, tenant, bearerToken(req));
-    const { view } = await viewWithCursor(db, conversation.id, after.data);
-    return json({ view } satisfies WidgetViewResponse);
-  } catch (err) {
-    return errorResponse(err, "conversation view");
-  }
-}
+export const GET = widgetRoute("conversation view", async (req: Request, ctx: ShopParams) => {
+  assertSameOrigin(req);
+  const after = afterSchema.safeParse(new URL(req.url).searchParams.get("after") ?? "0");
+  if (!after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
+  const db = await getPrisma();
+  const tenant = await widgetTenant(db, (await ctx.params).shop);
+  await limitRead(db, clientAddress(req.headers));
+  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  const { view } = await viewWithCursor(db, conversation.id, after.data);
+  return json({ view } satisfies WidgetViewResponse);
+});

@@ -1,28 +1,35 @@
 import { getPrisma } from "@/lib/db/client";
 import { eventsSince } from "@/lib/events";
 import { AppError } from "@/lib/errors";
-import { assertSameOrigin, bearerToken, errorResponse, type ShopParams } from "@/lib/widget/http";
+import { assertSameOrigin, bearerToken, widgetRoute, type ShopParams } from "@/lib/widget/http";
 import { visitorConversation, widgetTenant } from "@/lib/widget/session";
 import { LAST_EVENT_ID_HEADER } from "@/lib/widget/api-types";
-import { eventStreamHeaders, followEvents, parseCursor } from "@/lib/widget/event-stream";
+import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, parseCursor } from "@/lib/widget/event-stream";
+import { limitRead } from "@/lib/widget/limits";
+import { clientAddress } from "@/lib/identity/client-address";
+import { currentDraft, waitForFeed } from "@/lib/live/hub";
 
 /**
  * Live updates for one conversation as Server-Sent Events. Each frame's `id:` is the event id; a client
  * reconnects with `Last-Event-ID` (or `?cursor=`) and gets everything after it, so a dropped connection
- * never loses an event. The stream ends after a while and the client reconnects from its cursor.
+ * never loses an event. The stream ends after a while and the client reconnects from its cursor. While the agent
+ * writes a reply, `draft` frames (no id: they are not part of the feed) carry what is safe to show so far.
  */
-export async function GET(req: Request, ctx: ShopParams) {
-  try {
-    assertSameOrigin(req);
-    const cursor = parseCursor(req.headers.get(LAST_EVENT_ID_HEADER) ?? new URL(req.url).searchParams.get("cursor"));
-    if (cursor === null) throw new AppError("INVALID_INPUT", "The event cursor is not valid.");
-    const db = await getPrisma();
-    const tenant = await widgetTenant(db, (await ctx.params).shop);
-    const conversation = await visitorConversation(db, tenant, bearerToken(req));
-    const scope = { tenantId: tenant.id, conversationId: conversation.id };
-    const stream = followEvents({ cursor, signal: req.signal, fetch: (after) => eventsSince(db, scope, after, 100) });
-    return new Response(stream, { headers: eventStreamHeaders });
-  } catch (err) {
-    return errorResponse(err, "live updates");
-  }
-}
+export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopParams) => {
+  assertSameOrigin(req);
+  const cursor = parseCursor(req.headers.get(LAST_EVENT_ID_HEADER) ?? new URL(req.url).searchParams.get("cursor"));
+  if (cursor === null) throw new AppError("INVALID_INPUT", "The event cursor is not valid.");
+  const db = await getPrisma();
+  const tenant = await widgetTenant(db, (await ctx.params).shop);
+  await limitRead(db, clientAddress(req.headers));
+  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  const scope = { tenantId: tenant.id, conversationId: conversation.id };
+  const stream = followEvents({
+    cursor,
+    signal: req.signal,
+    fetch: (after) => eventsSince(db, scope, after, 100),
+    wait: (timeoutMs, signal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
+    draft: () => currentDraft(conversation.id),
+  });
+  return new Response(stream, { headers: eventStreamHeaders });
+});

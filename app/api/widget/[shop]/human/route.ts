@@ -1,20 +1,19 @@
 import { getPrisma } from "@/lib/db/client";
 import { requestHuman } from "@/lib/conversations/request-human";
-import { assertSameOrigin, bearerToken, errorResponse, json, type ShopParams } from "@/lib/widget/http";
+import { assertSameOrigin, bearerToken, widgetRoute, json, type ShopParams } from "@/lib/widget/http";
 import { viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
+import { limitMessage } from "@/lib/widget/limits";
+import { clientAddress } from "@/lib/identity/client-address";
 import type { WidgetHumanResponse } from "@/lib/widget/api-types";
 
 /** "Talk to a person": escalates at once in code (idempotent: one open escalation per conversation). */
-export async function POST(req: Request, ctx: ShopParams) {
-  try {
-    assertSameOrigin(req);
-    const db = await getPrisma();
-    const tenant = await widgetTenant(db, (await ctx.params).shop);
-    const conversation = await visitorConversation(db, tenant, bearerToken(req));
-    const result = await requestHuman(db, { tenantId: tenant.id, conversationId: conversation.id });
-    const { view } = await viewWithCursor(db, conversation.id);
-    return json({ status: result.status, view } satisfies WidgetHumanResponse);
-  } catch (err) {
-    return errorResponse(err, "talk to a person");
-  }
-}
+export const POST = widgetRoute("talk to a person", async (req: Request, ctx: ShopParams) => {
+  assertSameOrigin(req);
+  const db = await getPrisma();
+  const tenant = await widgetTenant(db, (await ctx.params).shop);
+  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  await limitMessage(db, tenant, conversation.id, clientAddress(req.headers));
+  const result = await requestHuman(db, { tenantId: tenant.id, conversationId: conversation.id });
+  const { view } = await viewWithCursor(db, conversation.id);
+  return json({ status: result.status, view } satisfies WidgetHumanResponse);
+});

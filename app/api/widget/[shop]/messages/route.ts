@@ -1,12 +1,16 @@
+import { noteDatabaseFailure } from "@/lib/db/outage";
 import { after } from "next/server";
 import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
+import { log } from "@/lib/log";
 import { customerTextSchema, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { getRuntime } from "@/lib/runtime/shared-runtime";
 import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
-import { assertSameOrigin, bearerToken, errorResponse, json, readJson, type ShopParams } from "@/lib/widget/http";
+import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
 import type { WidgetSendResponse } from "@/lib/widget/api-types";
+import { clientAddress, recordClientAddress } from "@/lib/identity/client-address";
+import { limitMessage } from "@/lib/widget/limits";
 
 const sendSchema = z.object({ text: customerTextSchema });
 
@@ -14,33 +18,40 @@ const sendSchema = z.object({ text: customerTextSchema });
  * The customer sends a message. The reply is not awaited: the run advances after the response is sent
  * (`after()`), and the widget follows it through live updates — the POST returns at once.
  */
-export async function POST(req: Request, ctx: ShopParams) {
-  try {
-    assertSameOrigin(req);
-    const db = await getPrisma();
-    const tenant = await widgetTenant(db, (await ctx.params).shop);
-    // Authenticate before reading the body, so a forged token is a 404 whatever it sends.
-    const conversation = await visitorConversation(db, tenant, bearerToken(req));
-    const { text } = await readJson(req, sendSchema);
-    const deps = await getRuntime();
-    // The lease is taken as the run is created: the in-process worker cannot pick the run up in between, and
-    // if this process dies the lease expires and a worker does.
-    const claim = claimFor(deps);
-    const intake = await receiveCustomerMessage(db, { tenantId: tenant.id, conversationId: conversation.id, text, model: deps.model.model, claimFor: claim });
-    if (intake.kind === "started") {
-      const { runId, run } = intake;
-      after(async () => {
-        try {
-          await advanceConversationFrom(deps, runId, { claimedAs: claim, run });
-        } catch (err) {
-          // The run keeps its state in the database; a worker (or the next message) picks it up again.
-          console.error(`[widget] advancing run ${runId} failed:`, err instanceof Error ? err.stack ?? err.message : err);
-        }
-      });
-    }
-    const { view } = await viewWithCursor(db, conversation.id);
-    return json({ kind: intake.kind, view } satisfies WidgetSendResponse, 202);
-  } catch (err) {
-    return errorResponse(err, "send message");
+export const POST = widgetRoute("send message", async (req: Request, ctx: ShopParams) => {
+  assertSameOrigin(req);
+  const db = await getPrisma();
+  const tenant = await widgetTenant(db, (await ctx.params).shop);
+  // Authenticate before reading the body, so a forged token is a 404 whatever it sends.
+  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  const ip = clientAddress(req.headers);
+  // Counted before the body is read: a flood of anything costs one counter update per request and nothing else.
+  await limitMessage(db, tenant, conversation.id, ip);
+  const { text } = await readJson(req, sendSchema);
+  // Identity checks the run makes are limited per client IP as well as per conversation: they read it there.
+  await recordClientAddress(db, { tenantId: tenant.id, conversationId: conversation.id, ip });
+  const deps = await getRuntime();
+  // The lease is taken as the run is created: the in-process worker cannot pick the run up in between, and
+  // if this process dies the lease expires and a worker does.
+  const claim = claimFor(deps);
+  const intake = await receiveCustomerMessage(db, {
+    tenantId: tenant.id,
+    conversationId: conversation.id,
+    text,
+    model: deps.model.model,
+    claimFor: claim,
+  });
+  if (intake.kind === "started") {
+    const { runId, run } = intake;
+    after(async () => {
+      try {
+        await advanceConversationFrom(deps, runId, { claimedAs: claim, run });
+      } catch (err) {
+        // The run keeps its state in the database; a worker (or the next message) picks it up again.
+        if (!noteDatabaseFailure(err, "advance after message")) log.error({ err, runId }, "advancing the run after the response failed");
+      }
+    });
   }
-}
+  const { view } = await viewWithCursor(db, conversation.id);
+  return json({ kind: intake.kind, view } satisfies WidgetSendResponse, 202);
+});

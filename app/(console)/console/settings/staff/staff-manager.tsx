@@ -1,0 +1,292 @@
+"use client";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Field, Input, Select } from "@/components/ui/field";
+import { LocalTime } from "@/components/ui/local-time";
+import { Notice } from "@/components/ui/notice";
+import { Section } from "@/components/ui/section";
+import { inviteStaffAction, resendInviteAction, setStaffActiveAction, updateStaffAction } from "@/lib/actions/settings";
+import { formatCents } from "@/lib/money";
+import type { StaffMember, StaffRole } from "@/lib/settings/staff";
+
+const ROLES: Array<{ value: StaffRole; label: string }> = [
+  { value: "reviewer", label: "Reviewer — works the queue" },
+  { value: "supervisor", label: "Supervisor — also runs and transcripts" },
+  { value: "admin", label: "Admin — also settings" },
+];
+
+/** "" → any amount (null); "300" / "300.00" / "$1,000" → cents; anything else → undefined (an error). */
+function authorityFrom(text: string): number | null | undefined {
+  const clean = text.replace(/[$,\s]/g, "");
+  if (!clean) return null;
+  if (!/^\d+(\.\d{1,2})?$/.test(clean)) return undefined;
+  return Math.round(Number(clean) * 100);
+}
+const authorityText = (cents: number | null) => (cents === null ? "" : (cents / 100).toFixed(2));
+
+type Outcome = { tone: "success" | "error"; text: string } | null;
+
+export function StaffManager({ members, selfId }: { members: StaffMember[]; selfId: string }) {
+  const router = useRouter();
+  const [outcome, setOutcome] = useState<Outcome>(null);
+  const done = (text: string) => {
+    setOutcome({ tone: "success", text });
+    router.refresh();
+  };
+  return (
+    <div className="space-y-4">
+      <div aria-live="polite">
+        {outcome ? (
+          <Notice tone={outcome.tone} role="none" data-testid="staff-outcome">
+            {outcome.text}
+          </Notice>
+        ) : null}
+      </div>
+      <Section title="People" id="staff-list">
+        <ul className="divide-y divide-slate-100" data-testid="staff-list">
+          {members.map((m) => (
+            <StaffRow key={m.id} member={m} self={m.id === selfId} onDone={done} onError={(text) => setOutcome({ tone: "error", text })} />
+          ))}
+        </ul>
+      </Section>
+      <InviteForm onDone={done} />
+    </div>
+  );
+}
+
+function StaffRow({
+  member,
+  self,
+  onDone,
+  onError,
+}: {
+  member: StaffMember;
+  self: boolean;
+  onDone: (text: string) => void;
+  onError: (text: string) => void;
+}) {
+  const [role, setRole] = useState<StaffRole>(member.role);
+  const [authority, setAuthority] = useState(authorityText(member.authorityLimitCents));
+  const [busy, setBusy] = useState(false);
+  const cents = authorityFrom(authority);
+  const dirty = role !== member.role || cents !== member.authorityLimitCents;
+  const id = `staff-${member.id}`;
+
+  async function act<T>(run: () => Promise<{ ok: true; data: T } | { ok: false; error: { message: string } }>, success: string) {
+    setBusy(true);
+    try {
+      const result = await run();
+      if (result.ok) onDone(success);
+      else onError(result.error.message);
+    } catch {
+      onError("The server did not answer. Reload to see the current state.");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <li className="grid gap-3 py-3 md:grid-cols-[1.4fr_1fr_1fr_auto]" data-testid="staff-row" data-email={member.email}>
+      <div>
+        <p className="font-medium">
+          {member.name} {self ? <span className="text-sm font-normal text-slate-600">(you)</span> : null}
+        </p>
+        <p className="text-sm text-slate-600">{member.email}</p>
+        <p className="mt-1 text-xs" data-testid="staff-status">
+          {member.status === "active" ? (
+            <Badge tone="green">active</Badge>
+          ) : member.status === "invited" ? (
+            <>
+              <Badge tone="blue">invited</Badge>{" "}
+              {member.inviteExpiresAt ? (
+                <span className="text-slate-600">
+                  link valid until <LocalTime at={member.inviteExpiresAt} />
+                </span>
+              ) : (
+                <span className="text-slate-600">link expired</span>
+              )}
+            </>
+          ) : (
+            <>
+              <Badge tone="red">deactivated</Badge>{" "}
+              {member.deactivatedAt ? (
+                <span className="text-slate-600">
+                  since <LocalTime at={member.deactivatedAt} />
+                </span>
+              ) : null}
+            </>
+          )}
+        </p>
+      </div>
+      <Field id={`${id}-role`} label="Role">
+        <Select id={`${id}-role`} value={role} disabled={busy} onChange={(e) => setRole(e.target.value as StaffRole)}>
+          {ROLES.map((r) => (
+            <option key={r.value} value={r.value}>
+              {r.value}
+            </option>
+          ))}
+        </Select>
+      </Field>
+      <Field
+        id={`${id}-authority`}
+        label="Approves up to ($)"
+        hint={cents === undefined ? undefined : cents === null ? "Empty: any amount." : formatCents(cents)}
+        error={cents === undefined ? "Write an amount in dollars, or leave empty for any amount." : undefined}
+      >
+        <Input
+          id={`${id}-authority`}
+          inputMode="decimal"
+          value={authority}
+          disabled={busy}
+          placeholder="any amount"
+          aria-invalid={cents === undefined || undefined}
+          onChange={(e) => setAuthority(e.target.value)}
+        />
+      </Field>
+      <div className="flex flex-wrap items-start gap-2 md:flex-col md:pt-6">
+        <Button
+          size="sm"
+          variant="primary"
+          disabled={busy || !dirty || cents === undefined}
+          onClick={() =>
+            act(
+              () => updateStaffAction({ staffId: member.id, role, authorityLimitCents: cents ?? null }),
+              `Saved ${member.name}: ${role}, approves ${cents === null ? "any amount" : `up to ${formatCents(cents!)}`}.`,
+            )
+          }
+        >
+          Save
+        </Button>
+        {member.status === "invited" ? (
+          <Button
+            size="sm"
+            disabled={busy}
+            onClick={() => act(() => resendInviteAction({ staffId: member.id }), `A new link went to ${member.email}.`)}
+          >
+            Send a new link
+          </Button>
+        ) : null}
+        {member.status === "deactivated" ? (
+          <Button
+            size="sm"
+            disabled={busy}
+            onClick={() => act(() => setStaffActiveAction({ staffId: member.id, active: true }), `${member.name} is active again.`)}
+          >
+            Reactivate
+          </Button>
+        ) : self ? null : (
+          <Button
+            size="sm"
+            variant="danger"
+            disabled={busy}
+            onClick={() => {
+              if (!window.confirm(`Deactivate ${member.name}? They are signed out at once and cannot sign in.`)) return;
+              void act(
+                () => setStaffActiveAction({ staffId: member.id, active: false }),
+                `${member.name} is deactivated: signed out, and cannot sign in.`,
+              );
+            }}
+          >
+            Deactivate
+          </Button>
+        )}
+      </div>
+    </li>
+  );
+}
+
+function InviteForm({ onDone }: { onDone: (text: string) => void }) {
+  const [name, setName] = useState("");
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<StaffRole>("reviewer");
+  const [authority, setAuthority] = useState("");
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    const cents = authorityFrom(authority);
+    const local: Record<string, string> = {};
+    if (!name.trim()) local.name = "Write the person's name.";
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim())) local.email = "Write an email address, e.g. sam@shop.example.";
+    if (cents === undefined) local.authorityLimitCents = "Write an amount in dollars, or leave empty for any amount.";
+    setErrors(local);
+    setError(null);
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      const result = await inviteStaffAction({ name, email, role, authorityLimitCents: cents ?? null });
+      if (result.ok) {
+        onDone(`Invited ${result.data.name}: a link to set a password went to ${result.data.email}.`);
+        setName("");
+        setEmail("");
+        setAuthority("");
+        setRole("reviewer");
+        return;
+      }
+      const fields = (result.error.details?.fields as Record<string, string> | undefined) ?? {};
+      if (result.error.details?.field === "email") fields.email = result.error.message;
+      setErrors(fields);
+      if (!Object.keys(fields).length) setError(result.error.message);
+    } catch {
+      setError("The server did not answer. Reload to see whether the invitation went out.");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Section title="Invite a person" id="invite">
+      <form onSubmit={submit} noValidate className="grid gap-3 sm:grid-cols-2" aria-label="Invite a person">
+        <Field id="invite-name" label="Name" error={errors.name}>
+          <Input id="invite-name" value={name} onChange={(e) => setName(e.target.value)} aria-invalid={Boolean(errors.name) || undefined} />
+        </Field>
+        <Field id="invite-email" label="Email" error={errors.email}>
+          <Input
+            id="invite-email"
+            type="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            aria-invalid={Boolean(errors.email) || undefined}
+          />
+        </Field>
+        <Field id="invite-role" label="Role">
+          <Select id="invite-role" value={role} onChange={(e) => setRole(e.target.value as StaffRole)}>
+            {ROLES.map((r) => (
+              <option key={r.value} value={r.value}>
+                {r.label}
+              </option>
+            ))}
+          </Select>
+        </Field>
+        <Field id="invite-authority" label="Approves up to ($)" hint="Empty: any amount." error={errors.authorityLimitCents}>
+          <Input
+            id="invite-authority"
+            inputMode="decimal"
+            placeholder="any amount"
+            value={authority}
+            onChange={(e) => setAuthority(e.target.value)}
+            aria-invalid={Boolean(errors.authorityLimitCents) || undefined}
+          />
+        </Field>
+        <div className="sm:col-span-2">
+          {error ? (
+            <Notice tone="error" className="mb-2">
+              {error}
+            </Notice>
+          ) : null}
+          <Button type="submit" variant="primary" disabled={busy} aria-busy={busy}>
+            {busy ? "Inviting…" : "Invite"}
+          </Button>
+          <p className="mt-2 text-xs text-slate-600">
+            They get a mail with a link to set their password (valid 72 hours, usable once). Without a mail server, the link is in the demo
+            mailbox, visible to admins only.
+          </p>
+        </div>
+      </form>
+    </Section>
+  );
+}

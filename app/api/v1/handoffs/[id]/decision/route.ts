@@ -1,0 +1,5 @@
+import { decideHandoffEndpoint } from "@/lib/api/endpoints/handoffs";
+import { serveEndpoint } from "@/lib/api/serve";
+
+export const dynamic = "force-dynamic";
+export const POST = serveEndpoint(decideHandoffEndpoint);

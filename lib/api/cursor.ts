@@ -1,0 +1,34 @@
+import { AppError } from "@/lib/errors";
+
+/**
+ * Keyset cursors of the API's lists: the (createdAt, id) of the last row of a page, opaque to callers. Lists are
+ * ordered by (createdAt, id) ascending, so a page never repeats or skips a row when new ones arrive meanwhile.
+ */
+export interface Keyset {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(k: Keyset): string {
+  return Buffer.from(`${k.createdAt.toISOString()}|${k.id}`, "utf8").toString("base64url");
+}
+
+export function decodeCursor(raw: string | undefined): Keyset | null {
+  if (!raw) return null;
+  const [at, id, ...rest] = Buffer.from(raw, "base64url").toString("utf8").split("|");
+  const createdAt = new Date(at ?? "");
+  if (rest.length || !id || !/^[A-Za-z0-9_-]{1,64}$/.test(id) || Number.isNaN(createdAt.getTime()))
+    throw new AppError("INVALID_INPUT", "query.cursor: not a cursor this API gave out.");
+  return { createdAt, id };
+}
+
+/** The Prisma `where` of the rows after a cursor, in (createdAt, id) order. */
+export function afterCursor(k: Keyset | null) {
+  return k ? { OR: [{ createdAt: { gt: k.createdAt } }, { createdAt: k.createdAt, id: { gt: k.id } }] } : {};
+}
+
+/** Splits `limit + 1` rows into a page and the cursor of the next one (null on the last page). */
+export function pageOf<T extends Keyset>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  return { rows: page, nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+}

@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { type DecisionFacts, decidedSummary, decisionInWords, editInWords, effectSentence } from "./decision-words";
+
+const at = (hm: string) => `2026-12-01T${hm}:00Z`;
+const fmt = (d: string | number | Date) => new Date(d).toISOString().slice(11, 16); // "10:42": the format is dates.ts's business
+
+const refund = (f: Partial<DecisionFacts>): DecisionFacts => ({
+  kind: "APPROVAL",
+  status: "PENDING",
+  toolName: "refund_order",
+  proposedInput: { order_number: "A-1002", amount_cents: 25000, reason: "arrived damaged" },
+  editedInput: null,
+  requiredApprovals: 1,
+  approvals: [],
+  decidedBy: null,
+  decidedAt: null,
+  decisionReason: null,
+  call: null,
+  ...f,
+});
+
+describe("a decision in words", () => {
+  it.each([
+    { name: "nobody acted yet", f: refund({}), lines: [] },
+    {
+      name: "approved, with what it did",
+      f: refund({
+        status: "APPROVED",
+        approvals: [{ name: "Raj", at: at("10:42") }],
+        decidedBy: { name: "Raj" },
+        decidedAt: at("10:42"),
+        call: { status: "SUCCEEDED", result: { status: "refunded", amount: "$250.00" } },
+      }),
+      lines: ["Approved by Raj on 10:42 — $250.00 refunded"],
+    },
+    {
+      name: "four eyes: both approvers, in order, with times",
+      f: refund({
+        status: "APPROVED",
+        requiredApprovals: 2,
+        approvals: [
+          { name: "Raj", at: at("10:42") },
+          { name: "Ada", at: at("11:05") },
+        ],
+        decidedBy: { name: "Ada" },
+        decidedAt: at("11:05"),
+        call: { status: "SUCCEEDED", result: { amount: "$460.00" } },
+      }),
+      lines: ["Approved by Raj on 10:42, then by Ada on 11:05 — $460.00 refunded"],
+    },
+    {
+      name: "the first of two approvals",
+      f: refund({ requiredApprovals: 2, approvals: [{ name: "Raj", at: at("10:42") }] }),
+      lines: ["Approved by Raj on 10:42 — waiting for a second, different reviewer"],
+    },
+    {
+      name: "edited: the change, then the approval",
+      f: refund({
+        status: "EDITED",
+        editedInput: { order_number: "A-1002", amount_cents: 15000, reason: "arrived damaged" },
+        approvals: [{ name: "Raj", at: at("10:42") }],
+        decidedBy: { name: "Raj" },
+        decidedAt: at("10:42"),
+        call: { status: "SUCCEEDED", result: { amount: "$150.00" } },
+      }),
+      lines: ["Edited by Raj: $250.00 → $150.00", "Approved by Raj on 10:42 — $150.00 refunded"],
+    },
+    {
+      name: "denied, with the reason",
+      f: refund({ status: "DENIED", decidedBy: { name: "Rita" }, decidedAt: at("09:15"), decisionReason: "Damage predates delivery" }),
+      lines: ["Denied by Rita on 09:15: Damage predates delivery"],
+    },
+    {
+      name: "expired",
+      f: refund({ status: "EXPIRED", decidedAt: at("23:00") }),
+      lines: ["Expired on 23:00 without a decision — nothing was done"],
+    },
+    {
+      name: "approved, but the call failed afterwards",
+      f: refund({
+        status: "APPROVED",
+        approvals: [{ name: "Raj", at: at("10:42") }],
+        call: { status: "FAILED", result: { message: "Only $0.00 of A-1002 is still refundable." } },
+      }),
+      lines: ["Approved by Raj on 10:42 — but it failed: Only $0.00 of A-1002 is still refundable."],
+    },
+    {
+      name: "an escalation a person took over",
+      f: refund({
+        kind: "ESCALATION",
+        toolName: null,
+        status: "RESOLVED",
+        decision: "takeover",
+        decidedBy: { name: "Sol" },
+        decidedAt: at("12:00"),
+      }),
+      lines: ["Taken over by Sol on 12:00"],
+    },
+  ])("$name", ({ f, lines }) => {
+    const got = decisionInWords(f, fmt);
+    expect(got).toEqual(lines);
+    for (const line of got) expect(line).not.toMatch(/[{}]/);
+  });
+
+  it("describes edits of other fields by name", () => {
+    expect(editInWords({ order_number: "A-2001", reason: "wrong size" }, { order_number: "A-2001", reason: "wrong size, confirmed" })).toBe(
+      "reason: “wrong size” → “wrong size, confirmed”",
+    );
+  });
+
+  it("names every approver on a decided card, not only the last", () => {
+    expect(
+      decidedSummary({
+        status: "APPROVED",
+        approvals: [
+          { name: "Raj", at: at("10:00") },
+          { name: "Ada", at: at("10:05") },
+        ],
+        decidedBy: { name: "Ada" },
+      }),
+    ).toBe("Approved by Raj and Ada");
+    expect(decidedSummary({ status: "DENIED", approvals: [], decidedBy: { name: "Rita" } })).toBe("Denied by Rita");
+  });
+
+  it("says what the decided call did", () => {
+    expect(effectSentence("refund_order", { status: "SUCCEEDED", result: { amount: "$250.00" } })).toBe(
+      "The customer was refunded $250.00.",
+    );
+    expect(effectSentence("cancel_order", { status: "SUCCEEDED", result: { refunded: "$129.00" } })).toBe(
+      "The order was cancelled and $129.00 refunded.",
+    );
+    expect(effectSentence("refund_order", { status: "DENIED", result: {} })).toBe("Nothing was done.");
+  });
+});

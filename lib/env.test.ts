@@ -1,0 +1,131 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { AppError } from "@/lib/errors";
+import { env, envMarkdown, parseEnv, variables } from "./env";
+
+const root = path.resolve(__dirname, "..");
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "generated" || entry.name === "node_modules" ? [] : sourceFiles(rel);
+    return /\.(ts|tsx|mjs)$/.test(entry.name) ? [rel] : [];
+  });
+}
+
+const readsOf = (file: string) =>
+  [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/process\.env\.([A-Z0-9_]+)/g)].map((m) => m[1]!);
+
+describe("the environment module", () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    for (const name of Object.keys(variables)) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+
+  it("gives every variable its default when nothing is set (an empty value counts as unset)", () => {
+    const config = parseEnv({ PORT: "", SUPPORT_DB_NAME: "  " });
+    expect(config.PORT).toBe(3000);
+    expect(config.SUPPORT_DB_NAME).toBeUndefined();
+    expect(config.SUPPORT_IN_PROCESS_WORKER).toBe(true);
+    expect(config.SUPPORT_LEASE_MS).toBe(15_000);
+    expect(config.LOG_LEVEL).toBe("info");
+    expect(config.ANTHROPIC_MODEL).toBe("claude-sonnet-5-5");
+    expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+  });
+
+  it("parses what is set: numbers, 0/1 flags, URLs", () => {
+    const config = parseEnv({
+      PORT: "3100",
+      SUPPORT_IN_PROCESS_WORKER: "0",
+      SUPPORT_SKIP_SEED: "1",
+      DATABASE_URL: "postgresql://postgres@127.0.0.1:5432/test",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://localhost:4318",
+      SUPPORT_PROVIDER_FAULTS: "refund_order:transient:2,*:timeout_after_commit",
+    });
+    expect(config).toMatchObject({ PORT: 3100, SUPPORT_IN_PROCESS_WORKER: false, SUPPORT_SKIP_SEED: true });
+    expect(config.DATABASE_URL).toBe("postgresql://postgres@127.0.0.1:5432/test");
+  });
+
+  it("fails with ONE error naming every bad variable, without echoing secrets", () => {
+    let caught: unknown;
+    try {
+      parseEnv({
+        PORT: "eighty",
+        SUPPORT_IN_PROCESS_WORKER: "yes",
+        DATABASE_URL: "mysql://root:hunter2@db/shop",
+        LOG_LEVEL: "loud",
+        SUPPORT_DB_NAME: "Robert'); DROP",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318",
+      });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(AppError);
+    const error = caught as AppError;
+    expect(error.details?.variables).toEqual(
+      expect.arrayContaining([
+        "PORT",
+        "SUPPORT_IN_PROCESS_WORKER",
+        "DATABASE_URL",
+        "LOG_LEVEL",
+        "SUPPORT_DB_NAME",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+      ]),
+    );
+    expect(error.message).toMatch(/^Invalid environment — 6 variables to fix:/);
+    expect(error.message).toContain('PORT="eighty": must be a whole number from 1 to 65535');
+    expect(error.message).toContain('SUPPORT_IN_PROCESS_WORKER="yes": must be 0 or 1');
+    expect(error.message).toContain("DATABASE_URL: must be a postgresql:// or postgres:// URL");
+    expect(error.message).not.toContain("hunter2");
+  });
+
+  it("env() reads process.env once and again only when a variable changed", () => {
+    delete process.env.SUPPORT_DEFER_MS;
+    const first = env();
+    expect(env()).toBe(first); // cached
+    expect(first.SUPPORT_DEFER_MS).toBe(5000);
+    process.env.SUPPORT_DEFER_MS = "7";
+    expect(env().SUPPORT_DEFER_MS).toBe(7);
+    process.env.SUPPORT_DEFER_MS = "soon";
+    expect(() => env()).toThrow(/SUPPORT_DEFER_MS="soon"/);
+  });
+
+  it("the README's Configuration section is the table generated from the schema", () => {
+    const readme = fs.readFileSync(path.join(root, "README.md"), "utf8");
+    const section = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0] ?? "";
+    expect(section, "README.md has no Configuration section").not.toBe("");
+    expect(section.includes(envMarkdown()), "README's Configuration tables differ from lib/env.ts: paste `npm run env:doc`").toBe(true);
+  });
+
+  it("documents every variable the code reads, and product code reads none directly", () => {
+    const files = [
+      ...sourceFiles("app"),
+      ...sourceFiles("lib"),
+      ...sourceFiles("scripts"),
+      ...sourceFiles("components"),
+      ...sourceFiles("e2e"),
+      ...sourceFiles("test"),
+      "instrumentation.ts",
+      "proxy.ts",
+      "next.config.mjs",
+      "playwright.config.ts",
+      "vitest.config.ts",
+    ];
+    const undocumented = files.flatMap((f) =>
+      readsOf(f)
+        .filter((name) => !(name in variables) && name !== "TZ")
+        .map((name) => `${f}: ${name}`),
+    );
+    expect(undocumented).toEqual([]);
+    // Product code goes through env(); only a module that loads before it may read a variable itself.
+    const direct = [...sourceFiles("app"), ...sourceFiles("lib"), ...sourceFiles("components"), "proxy.ts"]
+      .filter((f) => !f.endsWith(".test.ts") && f !== path.join("lib", "env.ts"))
+      .flatMap((f) => readsOf(f).map((name) => `${f}: ${name}`));
+    expect(direct).toEqual([]);
+    expect(readsOf("instrumentation.ts")).toEqual(["NEXT_RUNTIME"]);
+  });
+});

@@ -1,0 +1,43 @@
+// Drafts: the part of a reply already safe to show while the model is still writing it (lib/runtime/reply-release).
+// Never stored: the process running the model NOTIFYs `support_drafts`; every process's one listener (lib/live/hub)
+// keeps the latest draft per conversation and wakes that conversation's open streams (widget SSE, console long polls).
+// The stored message replaces the draft; a draft that ends without one (the turn called a tool, or the stop check
+// sent it back) simply disappears.
+import { sql } from "kysely";
+import type { Store } from "@/lib/db/kysely";
+import { log } from "@/lib/log";
+
+export interface DraftRef {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+}
+
+/** Where a run's drafts go (the runtime calls `show` as text is released, `end` once its step is written). */
+export interface DraftSink {
+  show(ref: DraftRef, text: string): void;
+  end(ref: DraftRef): void;
+}
+
+/** NOTIFY payloads are limited to 8000 bytes: a longer draft shows its first part (the stored reply has it all). */
+const MAX_DRAFT_BYTES = 7000;
+
+function clipped(text: string): string {
+  if (Buffer.byteLength(text) <= MAX_DRAFT_BYTES) return text;
+  let cut = text.slice(0, MAX_DRAFT_BYTES);
+  while (Buffer.byteLength(cut) > MAX_DRAFT_BYTES) cut = cut.slice(0, -64);
+  return `${cut}…`;
+}
+
+/** Drafts published through the database, so every web process hears them whichever process runs the model. */
+export function notifyDrafts(db: Store): DraftSink {
+  let seq = 0;
+  const send = (ref: DraftRef, text: string | null) => {
+    // Ordered by time (a run may move to another process between turns), then by this process's own count.
+    const n = Date.now() * 1000 + (seq++ % 1000);
+    const payload = JSON.stringify({ t: ref.tenantId, c: ref.conversationId, r: ref.runId, x: text === null ? null : clipped(text), n });
+    // Fire and forget: a draft that is lost costs a moment of "typing…", never a message.
+    sql`SELECT pg_notify('support_drafts', ${payload})`.execute(db).catch((err) => log.debug({ err }, "a draft was not published"));
+  };
+  return { show: (ref, text) => send(ref, text), end: (ref) => send(ref, null) };
+}

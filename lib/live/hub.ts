@@ -1,0 +1,139 @@
+// Live updates fan out from ONE listener per process: every statement that writes feed events NOTIFYs
+// `support_events` (a trigger, at commit) with the tenant and conversation; open widget streams and console long
+// polls wait here, in memory, for a notification that concerns them — instead of each polling the table. The feed
+// itself (and its cursor) stays the truth: a waiter reads from its cursor after waking, so a missed notification
+// (a reconnect) costs a little latency, never an event.
+import { listen } from "@/lib/db/listener";
+import { ensureDatabaseUrl } from "@/lib/db/server";
+
+type Waiter = () => void;
+
+/** The part of a reply being written that is safe to show (lib/runtime/reply-release), by conversation. */
+export interface Draft {
+  runId: string;
+  /** everything released so far; null: the draft ended (its message is stored, or it was dropped) */
+  text: string | null;
+  /** orders notifications of one run (they may travel on different connections) */
+  n: number;
+  at: number;
+}
+
+interface Hub {
+  ready: Promise<boolean> | null;
+  byTenant: Map<string, Set<Waiter>>;
+  byConversation: Map<string, Set<Waiter>>;
+  drafts: Map<string, Draft>;
+}
+
+const g = globalThis as typeof globalThis & { __supportHub?: Hub };
+const hub: Hub = (g.__supportHub ??= { ready: null, byTenant: new Map(), byConversation: new Map(), drafts: new Map() });
+hub.drafts ??= new Map();
+
+/** A draft lives at most this long without news (a worker that died mid-reply leaves none behind for good). */
+const DRAFT_TTL_MS = 120_000;
+
+/** The conversation's current draft, if a reply is being written. */
+export function currentDraft(conversationId: string): Draft | null {
+  const d = hub.drafts.get(conversationId);
+  if (!d) return null;
+  if (Date.now() - d.at > DRAFT_TTL_MS) {
+    hub.drafts.delete(conversationId);
+    return null;
+  }
+  return d;
+}
+
+/** A draft notification (lib/live/drafts): kept if newer than what this process knows, and its waiters woken. */
+export function noteDraft(payload: { c: string; r: string; x: string | null; n: number }): void {
+  const known = hub.drafts.get(payload.c);
+  if (known && known.runId === payload.r && known.n >= payload.n) return;
+  hub.drafts.set(payload.c, { runId: payload.r, text: payload.x, n: payload.n, at: Date.now() });
+  if (hub.drafts.size > 10_000) {
+    for (const [k, d] of hub.drafts) if (Date.now() - d.at > DRAFT_TTL_MS || d.text === null) hub.drafts.delete(k);
+  }
+  wakeAll(hub.byConversation.get(payload.c));
+}
+
+function wakeAll(set: Set<Waiter> | undefined) {
+  if (!set) return;
+  for (const w of [...set]) w();
+}
+
+/** Starts the process's listener once; false when it cannot (the caller then falls back to a timer). */
+function start(): Promise<boolean> {
+  hub.ready ??= ensureDatabaseUrl()
+    .then((url) =>
+      listen(
+        url,
+        "support_events",
+        (payload) => {
+          try {
+            const { t, c } = JSON.parse(payload) as { t: string; c: string | null };
+            wakeAll(hub.byTenant.get(t));
+            if (c) wakeAll(hub.byConversation.get(c));
+          } catch {
+            // not ours
+          }
+        },
+        () => {
+          // Reconnected: notifications may have been missed — everyone re-reads from their cursor.
+          for (const set of hub.byTenant.values()) wakeAll(set);
+          for (const set of hub.byConversation.values()) wakeAll(set);
+        },
+      ),
+    )
+    .then(() =>
+      ensureDatabaseUrl().then((url) =>
+        listen(url, "support_drafts", (payload) => {
+          try {
+            noteDraft(JSON.parse(payload));
+          } catch {
+            // not ours
+          }
+        }),
+      ),
+    )
+    .then(() => true)
+    .catch(() => {
+      hub.ready = null; // try again next time
+      return false;
+    });
+  return hub.ready;
+}
+
+/**
+ * Resolves when something may have been written for `scope` (a conversation's events, or any of a tenant's), when
+ * `timeoutMs` passes, or when `signal` aborts. Without a listener it simply waits `fallbackMs` (polling).
+ */
+export async function waitForFeed(
+  scope: { tenantId: string; conversationId?: string },
+  opts: { timeoutMs: number; fallbackMs: number; signal?: AbortSignal },
+): Promise<"notified" | "timeout"> {
+  const listening = await start();
+  const map = scope.conversationId ? hub.byConversation : hub.byTenant;
+  const key = scope.conversationId ?? scope.tenantId;
+  return new Promise((resolve) => {
+    let set = map.get(key);
+    if (!set) map.set(key, (set = new Set()));
+    const done = (how: "notified" | "timeout") => {
+      clearTimeout(timer);
+      set!.delete(waiter);
+      if (!set!.size) map.delete(key);
+      opts.signal?.removeEventListener("abort", onAbort);
+      resolve(how);
+    };
+    const waiter = () => done("notified");
+    const onAbort = () => done("timeout");
+    const timer = setTimeout(() => done("timeout"), listening ? opts.timeoutMs : opts.fallbackMs);
+    set.add(waiter);
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** How many waiters this process holds (for health and the load test). */
+export function liveWaiters(): number {
+  let n = 0;
+  for (const s of hub.byTenant.values()) n += s.size;
+  for (const s of hub.byConversation.values()) n += s.size;
+  return n;
+}

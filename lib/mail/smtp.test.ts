@@ -1,0 +1,158 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@/test/db";
+import { requestVerificationCode, verifyIdentity } from "@/lib/identity/verification";
+import { demoMailbox } from "./mailbox";
+import { mailSettings } from "./config";
+
+// Mail over SMTP for real: a local SMTP server (the `smtp-server` package) on 127.0.0.1 receives what the
+// product sends, with authentication, exactly as a mail provider would.
+interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+let tdb: TestDatabase;
+let acmeId: string;
+let server: SMTPServer;
+let port: number;
+const received: Received[] = [];
+const refuse = new Set<string>();
+const saved = { url: process.env.SMTP_URL, from: process.env.MAIL_FROM };
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  acmeId = (await tdb.prisma.tenant.findUniqueOrThrow({ where: { slug: "acme" } })).id;
+  server = new SMTPServer({
+    disabledCommands: ["STARTTLS"],
+    allowInsecureAuth: true, // plain TCP on localhost only
+    onAuth(auth, _session, callback) {
+      if (auth.username === "mailer" && auth.password === "s3cret") callback(null, { user: auth.username });
+      else callback(new Error("Invalid username or password"));
+    },
+    onRcptTo(address, _session, callback) {
+      if (refuse.has(address.address)) callback(new Error(`550 mailbox unavailable: ${address.address}`));
+      else callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString("utf8"),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await tdb.drop();
+});
+
+beforeEach(async () => {
+  process.env.SMTP_URL = `smtp://mailer:s3cret@127.0.0.1:${port}`;
+  process.env.MAIL_FROM = "Acme Support <support@acme.test>";
+  received.length = 0;
+  refuse.clear();
+  await tdb.prisma.verificationAttempt.deleteMany();
+});
+
+afterEach(() => {
+  for (const [key, value] of [
+    ["SMTP_URL", saved.url],
+    ["MAIL_FROM", saved.from],
+  ] as const) {
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
+});
+
+async function conversation() {
+  return tdb.prisma.conversation.create({ data: { tenantId: acmeId, tokenHash: randomBytes(16).toString("hex") } });
+}
+
+let n = 0;
+const ctx = (conversationId: string) => ({ db: tdb.prisma, tenantId: acmeId, conversationId, toolCallId: `smtp_call_${++n}` });
+
+/** The text part as sent (quoted-printable soft breaks undone). */
+const bodyOf = (raw: string) => raw.replace(/=\r?\n/g, "");
+
+describe("mail over SMTP", () => {
+  it("delivers the code to the account's address; the outbox keeps the delivery, not the code", async () => {
+    const c = await conversation();
+    const answer = await requestVerificationCode(ctx(c.id), { email: "Dana@Example.com" });
+    expect(answer).toMatchObject({ status: "code_requested" });
+    expect(received).toHaveLength(1);
+    const mail = received[0]!;
+    expect(mail.from).toBe("support@acme.test");
+    expect(mail.to).toEqual(["dana@example.com"]);
+    expect(mail.raw).toMatch(/^Subject: Your Acme Outfitters verification code/m);
+    const code = bodyOf(mail.raw).match(/support is (\d{6})\./)![1]!;
+
+    const row = await tdb.prisma.mailOutbox.findFirstOrThrow({ where: { tenantId: acmeId, to: "dana@example.com" } });
+    expect(row).toMatchObject({ status: "sent", text: "", error: null });
+    expect(row.messageId).toBeTruthy();
+    expect(row.sentAt).toBeInstanceOf(Date);
+    // Not in the demo mailbox: it went out for real.
+    const mailbox = await demoMailbox(tdb.prisma, acmeId);
+    expect(mailbox.smtp).toBe(true);
+    expect(mailbox.mails.find((m) => m.id === row.id)).toBeUndefined();
+
+    expect(await verifyIdentity(ctx(c.id), { email: "dana@example.com", code })).toMatchObject({ status: "verified", level: "email_code" });
+  });
+
+  it("sends nothing for an email without an account, and answers the same", async () => {
+    const c = await conversation();
+    const known = await requestVerificationCode(ctx(c.id), { email: "sam@example.com" });
+    const unknown = await requestVerificationCode(ctx(c.id), { email: "nobody@example.com" });
+    expect(unknown).toEqual(known);
+    expect(received.map((r) => r.to)).toEqual([["sam@example.com"]]);
+  });
+
+  it("records a refused delivery on the outbox row; the customer's answer does not change", async () => {
+    refuse.add("dana@example.com");
+    const c = await conversation();
+    const answer = await requestVerificationCode(ctx(c.id), { email: "dana@example.com" });
+    expect(answer).toMatchObject({ status: "code_requested" });
+    expect(received).toHaveLength(0);
+    const row = await tdb.prisma.mailOutbox.findFirstOrThrow({
+      where: { tenantId: acmeId, to: "dana@example.com" },
+      orderBy: { createdAt: "desc" },
+    });
+    expect(row.status).toBe("failed");
+    expect(row.error).toMatch(/mailbox unavailable/);
+  });
+
+  it("refuses to run half configured, before writing anything", async () => {
+    delete process.env.MAIL_FROM;
+    expect(() => mailSettings()).toThrow(/MAIL_FROM is missing/);
+    const c = await conversation();
+    const before = await tdb.prisma.verificationCode.count();
+    await expect(requestVerificationCode(ctx(c.id), { email: "dana@example.com" })).rejects.toThrow(/half configured/);
+    expect(await tdb.prisma.verificationCode.count()).toBe(before);
+    expect(received).toHaveLength(0);
+  });
+
+  it("rejects wrong SMTP credentials as a failed delivery", async () => {
+    process.env.SMTP_URL = `smtp://mailer:wrong@127.0.0.1:${port}`;
+    const c = await conversation();
+    await requestVerificationCode(ctx(c.id), { email: "sam@example.com" });
+    const row = await tdb.prisma.mailOutbox.findFirstOrThrow({
+      where: { tenantId: acmeId, to: "sam@example.com" },
+      orderBy: { createdAt: "desc" },
+    });
+    expect(row.status).toBe("failed");
+    expect(row.error).toMatch(/Invalid username or password|auth/i);
+    expect(received).toHaveLength(0);
+  });
+});

@@ -1,0 +1,297 @@
+// Running an approved call exactly once. A side effect runs inside a transaction fenced by the run's lease, under the
+// call's idempotency key: the effect, the provider's record, the ledger row and the call's outcome commit together,
+// so a crash leaves all or none and a rerun (another worker, a replayed approval) returns the recorded outcome.
+// Other calls only read (or learn something the step that records their result writes, e.g. a verified identity).
+import { sql } from "kysely";
+import { type Store, storeOf } from "@/lib/db/kysely";
+import { connectivityFailureKind } from "@/lib/db/outage";
+import { ProviderAnswerLostError, ProviderTransientError } from "@/lib/commerce/provider";
+import { formatCents } from "@/lib/money";
+import { addAudit } from "@/lib/store/audit";
+import { withLease } from "@/lib/store/lease";
+import type { CallSettlement, ToolCallRow } from "@/lib/store/tool-calls";
+import { settleCall } from "@/lib/store/tool-calls";
+import { Statement } from "@/lib/store/statement";
+import { getTool } from "@/lib/tools/registry";
+import { type EscalationRequest, ToolError, type ToolErrorBody } from "@/lib/tools/types";
+import type { RuntimeDeps } from "./deps";
+import { failpoint } from "./failpoints";
+import { readVerification, type Verification } from "./gating";
+import { backoffMs } from "./retry";
+import type { CallToPark } from "./park";
+import type { RunState } from "./run-state";
+import type { StepOutcome } from "./step";
+import type { StepWrite } from "./step-write";
+import { redact } from "./tool-hooks";
+import { env } from "@/lib/env";
+import { log } from "@/lib/log";
+
+/** A call to run: its row as recorded (or as just gated). */
+export type RunnableCall = Pick<
+  ToolCallRow,
+  | "id"
+  | "toolUseId"
+  | "name"
+  | "input"
+  | "effectiveInput"
+  | "status"
+  | "idempotencyKey"
+  | "attempts"
+  | "review"
+  | "decidedById"
+  | "messageSeq"
+  | "scope"
+>;
+
+export interface Execution {
+  settled: CallSettlement & { nextAttemptAt: Date | null };
+  /** the outcome is already committed (a side effect's transaction wrote it); otherwise the caller writes it */
+  written: boolean;
+  /** working time to count with the outcome */
+  activeMs: number;
+  /** the call handed the conversation to a person: the escalation to open with its result */
+  escalation: EscalationRequest | null;
+  /**
+   * The call is not finished: a specialist it runs (./agent-as-tool) waits — for a person (the approvals to open with
+   * the step) or for a retry. The call itself stays APPROVED and runs again when the run continues.
+   */
+  waitsFor?: { toPark: CallToPark[] } | { retryAt: Date };
+  /** writes that must commit with the step recording this outcome (a specialist's last step) */
+  write?: StepWrite;
+  /** `commitWith` wrote the rest of the step in the effect's transaction: what that step decided */
+  finished?: StepOutcome;
+}
+
+/**
+ * The rest of the step, written in a successful side effect's own transaction (so the effect, its ledger row, the
+ * call's outcome and the tool_result message take one commit): given the transaction and the outcome to record
+ * (the callback writes the call's outcome and counts `activeMs`); returns the step's outcome and what to do once
+ * it is committed (the transcript the process caches must never run ahead of the database).
+ */
+export type CommitWith = (
+  tx: Store,
+  outcome: Execution["settled"],
+  activeMs: number,
+) => Promise<{ outcome: StepOutcome; afterCommit: () => void }>;
+
+/** Why an approved call may no longer run: the approver lost the authority between deciding and resuming. */
+async function approverStillAuthorised(deps: RuntimeDeps, state: RunState, call: RunnableCall): Promise<string | null> {
+  if (!call.decidedById) return null;
+  const staff = await storeOf(deps.db)
+    .selectFrom("StaffUser")
+    .select(["authorityLimitCents"])
+    .where("id", "=", call.decidedById)
+    .where("tenantId", "=", state.ref.tenantId)
+    .where("deactivatedAt", "is", null)
+    .executeTakeFirst();
+  const amount = (call.review as { amount_cents?: number } | null)?.amount_cents;
+  if (!staff) return "The approving reviewer no longer has access to this shop.";
+  if (amount !== undefined && amount !== null && staff.authorityLimitCents !== null && amount > staff.authorityLimitCents) {
+    return `The approver's authority (${formatCents(staff.authorityLimitCents)}) no longer covers ${formatCents(amount)}.`;
+  }
+  return null;
+}
+
+export function failureOf(err: unknown, name: string): ToolErrorBody {
+  if (err instanceof ToolError) return err.toBody();
+  if (err instanceof ProviderTransientError) return { error_category: "transient", is_retryable: true, message: err.message };
+  // The database was out of reach (down, or every connection busy for too long): the call's transaction never
+  // committed, so it is retried later under the same idempotency key — never given up as if it had crashed.
+  const unreachable = connectivityFailureKind(err);
+  if (unreachable)
+    return {
+      error_category: "transient",
+      is_retryable: true,
+      message: `${name} could not reach the shop's database (${unreachable}); nothing was done yet`,
+    };
+  log.error({ err, tool: name }, "tool crashed");
+  return {
+    error_category: "system",
+    is_retryable: false,
+    message: `${name} failed unexpectedly; nothing is known to have happened. Do not claim success.`,
+  };
+}
+
+/** A failure as the call's outcome: a transient one waits for a retry (same key) until the attempts run out. */
+export function failedSettlement(state: RunState, call: RunnableCall, failure: ToolErrorBody, attempt: number): Execution["settled"] {
+  if (failure.is_retryable && failure.error_category === "transient") {
+    if (attempt < state.policy.rules.budgets.maxToolAttempts) {
+      return {
+        status: "RETRY_WAIT",
+        result: withReview(failure, call),
+        isError: true,
+        attempts: attempt,
+        nextAttemptAt: new Date(Date.now() + backoffMs(attempt)),
+      };
+    }
+    failure = {
+      ...failure,
+      is_retryable: false,
+      message: `${failure.message}. Gave up after ${attempt} attempts; nothing was done. Escalate to a person.`,
+      exhausted: true,
+    };
+  }
+  return { status: "FAILED", result: withReview(failure, call), isError: true, attempts: attempt, nextAttemptAt: null };
+}
+
+const withReview = (body: Record<string, unknown>, call: RunnableCall) => (call.review ? { ...body, review: call.review } : body);
+
+/**
+ * Executes one approved call. Side effects commit with their outcome (`written`); for other calls the caller writes
+ * the outcome with its next statement (the tool_result message), which is safe: running them again is harmless.
+ */
+export async function executeCall(
+  deps: RuntimeDeps,
+  state: RunState,
+  call: RunnableCall,
+  opts: { verification?: Verification; commitWith?: CommitWith } = {},
+): Promise<Execution> {
+  const db = storeOf(deps.db);
+  const { ref } = state;
+  const tool = getTool(call.name);
+  const started = performance.now();
+  const attempt = call.attempts + 1;
+  const elapsed = () => performance.now() - started;
+  const input = (call.effectiveInput ?? call.input) as Record<string, unknown>;
+  const timeoutMs = env().SUPPORT_TOOL_TIMEOUT_MS;
+  const none = { escalation: null } as const;
+
+  // Verification was checked by the gate when the call was proposed; execution binds the conversation's state now.
+  // A side effect approved by a person also checks that person's authority still holds (read at the same time).
+  const effect = !!tool && (tool.sideEffect || tool.transactional);
+  const [verification, revoked] = await Promise.all([
+    opts.verification ?? readVerification(db, ref.conversationId),
+    effect ? approverStillAuthorised(deps, state, call) : null,
+  ]);
+  const ctx = {
+    tenantId: ref.tenantId,
+    conversationId: ref.conversationId,
+    runId: ref.id,
+    toolCallId: call.id,
+    idempotencyKey: call.idempotencyKey ?? call.id,
+    verifiedCustomerId: verification.verifiedCustomerId,
+  };
+
+  if (!tool || !effect) {
+    try {
+      if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
+      failpoint("before-effect", call.name);
+      const toolStarted = performance.now();
+      const body = await withTimeout(tool.execute(input, { ...ctx, db }), timeoutMs, call.name);
+      if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
+      failpoint("after-effect", call.name);
+      return {
+        settled: {
+          status: "SUCCEEDED",
+          result: withReview(redact(body) as Record<string, unknown>, call),
+          isError: false,
+          attempts: attempt,
+          nextAttemptAt: null,
+        },
+        written: false,
+        activeMs: elapsed(),
+        escalation: tool.escalation ? tool.escalation(input) : null,
+      };
+    } catch (err) {
+      return { settled: failedSettlement(state, call, failureOf(err, call.name), attempt), written: false, activeMs: elapsed(), ...none };
+    }
+  }
+
+  if (revoked) {
+    const failure = new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
+    return { settled: failedSettlement(state, call, failure.toBody(), attempt), written: false, activeMs: elapsed(), ...none };
+  }
+  const afterCommit: Array<() => Promise<void>> = [];
+  let finished: { outcome: StepOutcome; afterCommit: () => void } | undefined;
+  let stepError: { err: unknown } | undefined;
+  try {
+    const settled = await withLease(db, state.lease, {}, async (tx) => {
+      failpoint("before-effect", call.name);
+      const toolStarted = performance.now();
+      let outcome: Execution["settled"];
+      let body: Record<string, unknown> | null = null;
+      try {
+        body = await withTimeout(
+          tool.execute(input, { ...ctx, db: tx, store: db, afterCommit: (w) => afterCommit.push(w) }),
+          timeoutMs,
+          call.name,
+        );
+        outcome = {
+          status: "SUCCEEDED",
+          result: withReview(redact(body) as Record<string, unknown>, call),
+          isError: false,
+          attempts: attempt,
+          nextAttemptAt: null,
+        };
+      } catch (err) {
+        // The provider acted but its answer was lost: keep the effect, retry later under the same key.
+        if (!(err instanceof ProviderAnswerLostError)) throw err;
+        outcome = failedSettlement(state, call, failureOf(err, call.name), attempt);
+      }
+      if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
+      failpoint("after-effect", call.name);
+      if (opts.commitWith && outcome.status === "SUCCEEDED") {
+        try {
+          finished = await opts.commitWith(tx, outcome, Math.round(elapsed()));
+        } catch (err) {
+          stepError = { err }; // the step's own failure (a lost lease, the database): not the tool's
+          throw err;
+        }
+        return outcome;
+      }
+      const s = Statement.plain();
+      settleCall(s, "settled", call.id, outcome);
+      s.update("run_ms", "Run", { activeMs: sql`"activeMs" + ${Math.round(elapsed())}::int` }, sql<boolean>`"Run".id = ${ref.id}`);
+      if (body && outcome.status === "SUCCEEDED") keepWhatWasLearned(s, state, call.name, body);
+      await s.run(tx);
+      return outcome;
+    });
+    finished?.afterCommit();
+    // What the tool queued for after its commit (a mail): a failure there never undoes the call.
+    for (const work of afterCommit) await work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));
+    return { settled, written: true, activeMs: 0, ...none, ...(finished ? { finished: finished.outcome } : {}) };
+  } catch (err) {
+    if ((err as Error)?.name === "LeaseLostError") throw err;
+    if (stepError) throw stepError.err;
+    // The effect's transaction rolled back whole: nothing happened. The outcome is written by the caller.
+    return { settled: failedSettlement(state, call, failureOf(err, call.name), attempt), written: false, activeMs: elapsed(), ...none };
+  }
+}
+
+/** Every tool has a time limit: a call that overruns fails (transiently), and its transaction rolls back. */
+function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ProviderTransientError(`${name} did not answer within ${Math.round(ms / 1000)} s`)), ms);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * What a successful call taught the run, kept with its outcome (same statement): a verified identity — scoped to that
+ * customer, with its level and an expiry — so every later gate sees it.
+ */
+function keepWhatWasLearned(s: Statement, state: RunState, toolName: string, body: Record<string, unknown>): void {
+  if (toolName !== "verify_customer" || body.status !== "verified" || typeof body.customer_id !== "string") return;
+  const now = new Date();
+  const { ref, policy } = state;
+  s.update(
+    "verified",
+    "Conversation",
+    {
+      verifiedCustomerId: body.customer_id,
+      verificationLevel: typeof body.level === "string" ? sql`${body.level}::"VerificationLevel"` : null,
+      verifiedAt: now,
+      verificationExpiresAt: new Date(now.getTime() + policy.rules.verificationTtlMinutes * 60_000),
+      updatedAt: sql`now()`,
+    },
+    sql<boolean>`"Conversation".id = ${ref.conversationId}`,
+  );
+  addAudit(s, "verified_audit", {
+    tenantId: ref.tenantId,
+    runId: ref.id,
+    actor: "harness",
+    action: "customer.verified",
+    subject: body.customer_id,
+  });
+}

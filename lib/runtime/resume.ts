@@ -1,0 +1,483 @@
+// RESUME — a decision is applied; the run continues from its pending tool_use (DESIGN §2.4). A reviewer's decision
+// (or an approval's expiry) is trusted application state, bound to the handoff's id, version and the exact call the
+// reviewer saw — never a chat message. Approve → THAT call runs now; deny → an is_error result the model explains;
+// edit → the edited call is gated again with the reviewer's authority and runs under its own idempotency key; expiry
+// → its own outcome, never "denied". When the last parked call of the run is settled, the run goes back to RUNNING
+// (leased to the decider, who continues it at once) — the model is never asked to request the action again.
+//
+//   resumeRun(runtime, actor, decision)   — every caller: console, CLI, API, worker (expiry)
+//   decideHandoff(db, actor, decision)    — the decision alone (tests that control who continues the run)
+import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
+import { z } from "zod";
+import type { Store } from "@/lib/db/kysely";
+import { storeOf } from "@/lib/db/kysely";
+import { AppError } from "@/lib/errors";
+import { evaluateGates } from "@/lib/gates/evaluate";
+import { formatCents } from "@/lib/money";
+import { addAudit } from "@/lib/store/audit";
+import { addEvent, addWebhookEvent } from "@/lib/store/events";
+import { dueApprovalExpiries, type LockedHandoff, lockForDecision, updateHandoff } from "@/lib/store/handoffs";
+import type { Lease } from "@/lib/store/lease";
+import { assertRunTransition, assertToolCallTransition, type ToolCallStatus } from "@/lib/store/phases";
+import { type RunStateRow, runStateOf } from "@/lib/store/runs";
+import { json, Statement } from "@/lib/store/statement";
+import { getTool } from "@/lib/tools/registry";
+import { advanceConversationFrom, type AdvanceResult, claimFor, type LeaseClaim } from "./advance";
+import type { RuntimeDeps } from "./deps";
+import { readVerification } from "./gating";
+import { canonicalJson, idempotencyKey } from "./idempotency";
+import { loadPolicy } from "./policy";
+import { log } from "@/lib/log";
+import { withSpan } from "@/lib/telemetry/tracing";
+
+export const decisionSchema = z.object({
+  handoffId: z.string().min(1).max(64),
+  decision: z.enum(["approve", "deny", "edit"]),
+  /** The version the reviewer saw: a decision binds to it, never to "whatever is pending now". */
+  version: z.number().int().positive().optional(),
+  reason: z.string().trim().max(1000).optional(),
+  editedInput: z.record(z.string(), z.unknown()).optional(),
+});
+export type DecisionInput = z.infer<typeof decisionSchema>;
+
+/** Who decides: a staff member of the tenant, or the harness expiring an approval past its TTL. */
+export type DecisionActor = { tenantId: string; staffId: string } | { tenantId: string; expiry: true };
+
+export type DecisionOutcome =
+  | { kind: "approved"; runId: string; handoffId: string; resumable: boolean; run: RunStateRow | null }
+  | { kind: "denied"; runId: string; handoffId: string; resumable: boolean; run: RunStateRow | null }
+  | { kind: "expired"; runId: string; handoffId: string; resumable: boolean; run: RunStateRow | null }
+  | { kind: "awaiting_second_approval"; handoffId: string; approvals: number; required: number };
+
+interface Decided {
+  callStatus: ToolCallStatus;
+  handoffStatus: "APPROVED" | "DENIED" | "EDITED" | "EXPIRED";
+  decision: string;
+  review: Record<string, unknown>;
+  result?: unknown;
+  executed?: Record<string, unknown>;
+  amountCents?: number | null;
+  key?: string | null;
+  reason?: string | null;
+  audit: string;
+}
+
+/**
+ * RESUME: applies a decision and continues the run from its pending tool_use in this process (the decision takes
+ * the run's lease in its own commit, so no worker can take it in between). If continuing fails, the decision stands
+ * and a worker picks the run up. Returns the decision's outcome and how far the run got.
+ */
+export async function resumeRun(
+  runtime: RuntimeDeps,
+  actor: DecisionActor,
+  raw: unknown,
+): Promise<{ outcome: DecisionOutcome; advanced: AdvanceResult | null; resumeFailed: boolean }> {
+  const claim = claimFor(runtime);
+  const outcome = await decideHandoff(runtime.db, actor, raw, { claimFor: claim });
+  if (outcome.kind === "awaiting_second_approval" || !outcome.resumable) return { outcome, advanced: null, resumeFailed: false };
+  try {
+    const advanced = await advanceConversationFrom(runtime, outcome.runId, { claimedAs: claim, runRow: outcome.run ?? undefined });
+    return { outcome, advanced, resumeFailed: false };
+  } catch (err) {
+    log.error({ err, runId: outcome.runId }, "continuing the run after a decision failed; a worker will pick it up");
+    return { outcome, advanced: null, resumeFailed: true };
+  }
+}
+
+/**
+ * A decision on an approval handoff. Refused with a clear code and nothing changed when: the id is another
+ * tenant's (NOT_FOUND), the reviewer is not staff of the tenant (FORBIDDEN), the handoff was already decided
+ * (ALREADY_DECIDED) or expired (EXPIRED), it changed since the version quoted (STALE_VERSION), another reviewer holds
+ * the claim (CLAIMED_BY_OTHER), the amount is over the reviewer's authority (OVER_AUTHORITY), the same person would be
+ * both approvers (SAME_APPROVER), or the input is bad (INVALID_INPUT, GATE_DENIED for an edit the gates refuse).
+ * With `claimFor`, a decision that settles the run's last parked call takes the run's lease in the same commit.
+ */
+export function decideHandoff(
+  client: object,
+  actor: DecisionActor,
+  raw: unknown,
+  opts: { claimFor?: LeaseClaim } = {},
+): Promise<DecisionOutcome> {
+  const attributes = {
+    "tenant.id": actor.tenantId,
+    ...("staffId" in actor ? { "staff.id": actor.staffId } : { "decision.by": "expiry" }),
+    "handoff.id": (raw as { handoffId?: unknown } | null)?.handoffId,
+  };
+  return withSpan("handoff.decide", attributes, async (span) => {
+    const outcome = await decideInSpan(client, actor, raw, opts);
+    span.setAttributes({ "handoff.outcome": outcome.kind, ...("runId" in outcome ? { "run.id": outcome.runId } : {}) });
+    return outcome;
+  });
+}
+
+async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, opts: { claimFor?: LeaseClaim }): Promise<DecisionOutcome> {
+  const db = storeOf(client);
+  let input: DecisionInput | { handoffId: string; decision: "expire" };
+  if ("expiry" in actor) input = raw as { handoffId: string; decision: "expire" };
+  else {
+    const parsed = decisionSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new AppError("INVALID_INPUT", parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; "));
+    input = parsed.data;
+  }
+  let expiredNow = false;
+  const outcome = await db.transaction().execute(async (tx) => {
+    const h = await lockForDecision(tx, actor.tenantId, input.handoffId, "staffId" in actor ? actor.staffId : null);
+    if (!h) throw new AppError("NOT_FOUND", "This handoff was not found.");
+    if (input.decision === "expire") {
+      if (h.status !== "PENDING") return null;
+      return writeDecision(tx, h, { actor: "harness" }, expiryDecision(), opts.claimFor);
+    }
+    if (!("staffId" in actor)) throw new AppError("FORBIDDEN", "Only staff decide.");
+    const staff = h.staff;
+    if (!staff) throw new AppError("FORBIDDEN", "You are not a reviewer of this shop.");
+    if (h.kind !== "APPROVAL")
+      throw new AppError("INVALID_INPUT", "Escalations are resolved by taking the conversation over, not by approving.");
+    if (h.status === "EXPIRED") throw new AppError("EXPIRED", "This approval request expired; the customer was told nothing was done.");
+    if (h.status !== "PENDING") {
+      const by = h.decidedByName;
+      throw new AppError("ALREADY_DECIDED", `Already ${h.status.toLowerCase()}${by ? ` by ${by}` : ""}.`, {
+        status: h.status,
+        decidedBy: by,
+      });
+    }
+    if (h.expiresAt && h.expiresAt < new Date()) {
+      // Too late: the approval expires now (its own outcome), and a worker continues the run — not this caller,
+      // whose decision is refused.
+      expiredNow = true;
+      return writeDecision(tx, h, { actor: "harness" }, expiryDecision());
+    }
+    if (input.version !== undefined && input.version !== h.version) {
+      throw new AppError("STALE_VERSION", "This request changed since you opened it. Reload it and decide again.", {
+        currentVersion: h.version,
+      });
+    }
+    if (h.claimedById && h.claimedById !== staff.id && h.claimExpiresAt && h.claimExpiresAt > new Date()) {
+      throw new AppError("CLAIMED_BY_OTHER", `${h.claimedByName ?? "Another reviewer"} is working on this item.`);
+    }
+    if (!h.toolCallId || !h.runId) throw new AppError("INVALID_INPUT", "This handoff has no pending call.");
+    const call = h.call;
+    if (!call) throw new AppError("INVALID_INPUT", "This handoff has no pending call.");
+    if (call.status !== "PARKED") throw new AppError("ALREADY_DECIDED", "The pending call was already resolved.");
+
+    if (input.decision === "deny") {
+      if (!input.reason) throw new AppError("INVALID_INPUT", "A reason is required to deny.");
+      const review = { decision: "denied", by: staff.name, reason: input.reason };
+      return writeDecision(
+        tx,
+        h,
+        { actor: staff.email, staffId: staff.id },
+        {
+          callStatus: "DENIED",
+          handoffStatus: "DENIED",
+          decision: "deny",
+          review,
+          reason: input.reason,
+          audit: "handoff.denied",
+          result: {
+            error_category: "permission",
+            is_retryable: false,
+            message: `A reviewer (${staff.name}) denied this request: ${input.reason}. Nothing was done. Explain this to the customer; do not retry.`,
+            review,
+          },
+        },
+        opts.claimFor,
+      );
+    }
+    if (h.approverIds.includes(staff.id)) {
+      throw new AppError("SAME_APPROVER", "You already approved this; a second, different reviewer must approve it.");
+    }
+
+    // What will run: the model's call, an earlier approver's edit, or this reviewer's edit (gated again).
+    let executed = (h.editedInput ?? call.input) as Record<string, unknown>;
+    let amount = h.amountCents;
+    if (input.decision === "edit") {
+      const edited = await regateEdit(tx, h, call, staff, input.editedInput);
+      executed = edited.input;
+      amount = edited.amountCents ?? amount;
+    }
+    if (amount !== null && staff.authorityLimitCents !== null && amount > staff.authorityLimitCents) {
+      throw new AppError(
+        "OVER_AUTHORITY",
+        `${formatCents(amount)} is above your approval authority of ${formatCents(staff.authorityLimitCents)}.`,
+      );
+    }
+    const edited = canonicalJson(executed) !== canonicalJson(call.input);
+    const approvals = h.approverIds.length + 1;
+    if (approvals < h.requiredApprovals) {
+      // Four eyes: the first approval is recorded (with an edit, if any); a second, different person completes it.
+      const s = Statement.plain();
+      s.insert("approval", "HandoffApproval", { id: randomUUID(), handoffId: h.id, staffId: staff.id, version: h.version });
+      updateHandoff(s, "handoff", h, {
+        ...(edited ? { editedInput: json(executed), amountCents: amount } : {}),
+        claimedById: null,
+        claimExpiresAt: null,
+      });
+      addAudit(s, "audit", {
+        tenantId: h.tenantId,
+        runId: h.runId,
+        actor: staff.email,
+        action: "handoff.first_approval",
+        subject: h.id,
+        data: { edited, executed },
+      });
+      addEvent(s, "ev", {
+        tenantId: h.tenantId,
+        conversationId: h.conversationId,
+        type: "handoff.updated",
+        data: { handoffId: h.id, status: "PENDING", approvals },
+      });
+      await s.run(tx);
+      return { kind: "awaiting_second_approval" as const, handoffId: h.id, approvals, required: h.requiredApprovals };
+    }
+    const names = [...h.approverNames, staff.name];
+    const review = edited
+      ? {
+          decision: "edited",
+          by: names.join(" and "),
+          original_input: call.input,
+          executed_input: executed,
+          amount_cents: amount,
+          note: input.reason ?? null,
+        }
+      : { decision: "approved", by: names.join(" and "), amount_cents: amount };
+    return writeDecision(
+      tx,
+      h,
+      { actor: staff.email, staffId: staff.id },
+      {
+        callStatus: "APPROVED",
+        handoffStatus: edited ? "EDITED" : "APPROVED",
+        decision: edited ? "edit" : "approve",
+        review,
+        executed,
+        amountCents: amount,
+        // An edit is a different operation: it runs under its own idempotency key.
+        key: edited
+          ? idempotencyKey({ tenantId: h.tenantId, runId: h.runId!, toolUseId: call.toolUseId, toolName: call.name, input: executed })
+          : call.idempotencyKey,
+        reason: input.reason ?? null,
+        audit: edited ? "handoff.edited" : "handoff.approved",
+      },
+      opts.claimFor,
+    );
+  });
+  if (expiredNow)
+    throw new AppError("EXPIRED", "This approval request expired before your decision; the customer is told nothing was done.");
+  if (!outcome) throw new AppError("ALREADY_DECIDED", "This approval request was already resolved.");
+  return outcome;
+}
+
+function expiryDecision(): Decided {
+  return {
+    callStatus: "EXPIRED",
+    handoffStatus: "EXPIRED",
+    decision: "expired",
+    review: { decision: "expired" },
+    audit: "handoff.expired",
+    result: {
+      error_category: "business_rule",
+      is_retryable: false,
+      message:
+        "The approval request expired without a decision. Nothing was done. This is not a denial: tell the customer a person will follow up.",
+      review: { decision: "expired" },
+    },
+  };
+}
+
+/**
+ * Writes a decision in ONE statement: the approval (by a person), the handoff, the call, the audit record, the event
+ * and the webhook — and, when no other call of the run is still parked, the run back to RUNNING, leased to the
+ * decider (the snapshot of this statement sees every other decision on the run: they were serialised on its row).
+ */
+async function writeDecision(
+  tx: Store,
+  h: LockedHandoff,
+  who: { actor: string; staffId?: string },
+  d: Decided,
+  claim?: LeaseClaim,
+): Promise<DecisionOutcome> {
+  assertToolCallTransition("PARKED", d.callStatus);
+  const s = Statement.plain();
+  if (who.staffId && d.callStatus === "APPROVED") {
+    s.insert("approval", "HandoffApproval", { id: randomUUID(), handoffId: h.id, staffId: who.staffId, version: h.version });
+  }
+  updateHandoff(s, "handoff", h, {
+    status: d.handoffStatus,
+    decision: d.decision,
+    decidedById: who.staffId ?? null,
+    decidedAt: new Date(),
+    decisionReason: d.reason ?? null,
+    claimedById: null,
+    claimExpiresAt: null,
+    ...(d.handoffStatus === "EDITED" ? { editedInput: json(d.executed), amountCents: d.amountCents ?? null } : {}),
+  });
+  if (h.toolCallId) {
+    s.update(
+      "call",
+      "ToolCall",
+      {
+        status: sql`${d.callStatus}::"ToolCallStatus"`,
+        review: json(d.review),
+        decidedById: who.staffId ?? null,
+        ...(d.executed ? { effectiveInput: json(d.executed), idempotencyKey: d.key ?? null } : {}),
+        ...(d.result ? { result: json(d.result), isError: true } : {}),
+        updatedAt: sql`now()`,
+      },
+      sql<boolean>`"ToolCall".id = ${h.toolCallId} AND "ToolCall".status = 'PARKED'`,
+    );
+  }
+  addAudit(s, "audit", { tenantId: h.tenantId, runId: h.runId, actor: who.actor, action: d.audit, subject: h.id, data: d.review });
+  addEvent(s, "ev", {
+    tenantId: h.tenantId,
+    conversationId: h.conversationId,
+    type: "handoff.updated",
+    data: { handoffId: h.id, status: d.handoffStatus },
+  });
+  addWebhookEvent(s, "wh", {
+    tenantId: h.tenantId,
+    type: "handoff.decided",
+    payload: {
+      handoffId: h.id,
+      runId: h.runId,
+      conversationId: h.conversationId,
+      status: d.handoffStatus,
+      review: d.review,
+      decidedBy: who.actor,
+    },
+  });
+  const lease: Lease | null = claim && h.runId ? { runId: h.runId, owner: claim.workerId, ms: claim.leaseMs } : null;
+  if (h.runId && h.runPhase === "WAITING_FOR_APPROVAL") {
+    assertRunTransition("WAITING_FOR_APPROVAL", "RUNNING");
+    s.update(
+      "resumed",
+      "Run",
+      {
+        phase: sql`'RUNNING'::"RunPhase"`,
+        updatedAt: sql`now()`,
+        leaseOwner: lease?.owner ?? null,
+        leaseExpiresAt: lease ? sql`now() + make_interval(secs => ${lease.ms / 1000}::float8)` : null,
+      },
+      sql<boolean>`"Run".id = ${h.runId} AND "Run".phase = 'WAITING_FOR_APPROVAL'
+        AND NOT EXISTS (SELECT 1 FROM "ToolCall" c WHERE c."runId" = ${h.runId} AND c.status = 'PARKED' AND c.id <> ${h.toolCallId ?? ""})`,
+      { returning: sql`"Run".id` },
+    );
+    s.insert(
+      "resumed_ev",
+      "Event",
+      {
+        tenantId: h.tenantId,
+        conversationId: h.conversationId,
+        type: "run.phase",
+        data: sql`jsonb_build_object('runId', resumed.id, 'phase', 'RUNNING')`,
+      },
+      { from: ["resumed"] },
+    );
+  }
+  // A decider who continues the run gets its state with the decision (the snapshot's counters are the run's: a
+  // waiting run changes nothing else), so the advance that follows need not read it.
+  const row = await s.run<{ resumed: boolean } & Partial<RunStateRow>>(
+    tx,
+    !s.has("resumed")
+      ? sql`false AS resumed`
+      : lease
+        ? sql`EXISTS (SELECT 1 FROM resumed) AS resumed, ${runStateOf(h.runId!)}`
+        : sql`EXISTS (SELECT 1 FROM resumed) AS resumed`,
+  );
+  const resumed = !!row?.resumed;
+  const kind = d.callStatus === "APPROVED" ? "approved" : d.callStatus === "DENIED" ? "denied" : "expired";
+  const { resumed: _, ...state } = row ?? { resumed: false };
+  const run = resumed && lease && "id" in state ? ({ ...state, phase: "RUNNING" } as RunStateRow) : null;
+  return { kind, runId: h.runId!, handoffId: h.id, resumable: resumed, run };
+}
+
+/** An edit goes through the gates again, with the reviewer's authority in place of the approval band. */
+async function regateEdit(
+  tx: Store,
+  h: LockedHandoff,
+  call: { name: string; input: unknown; createdAt: Date; toolUseId: string },
+  staff: { id: string; name: string; authorityLimitCents: number | null },
+  editedInput: unknown,
+) {
+  const tool = getTool(call.name);
+  if (!tool) throw new AppError("INVALID_INPUT", `Unknown tool ${call.name}.`);
+  if (!editedInput) throw new AppError("INVALID_INPUT", "An edit needs the new arguments.");
+  const parsed = tool.inputSchema.safeParse(editedInput);
+  if (!parsed.success) {
+    throw new AppError(
+      "INVALID_INPUT",
+      `Invalid arguments: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`,
+    );
+  }
+  const input = parsed.data as Record<string, unknown>;
+  const original = call.input as Record<string, unknown>;
+  if (typeof original.order_number === "string" && String(input.order_number ?? "").toUpperCase() !== original.order_number.toUpperCase()) {
+    throw new AppError("INVALID_INPUT", "An edit may change the terms, not which order it applies to.");
+  }
+  const policy = await loadPolicy(tx, h.tenantId);
+  // The parked call itself is not counted in the totals its edit is judged on.
+  const facts = await tool.facts(input, { db: tx, tenantId: h.tenantId, policy, callId: h.toolCallId ?? undefined });
+  const conversation = await readVerification(tx, h.conversationId);
+  const { verdict, records } = evaluateGates({
+    toolName: call.name,
+    input,
+    canonicalInput: canonicalJson(input),
+    facts,
+    isKnownTool: true,
+    accountAction: tool.accountAction,
+    sideEffect: tool.sideEffect,
+    // The customer's identity was checked when the call was proposed; the edit is judged as of then.
+    state: {
+      verifiedCustomerId: conversation.verifiedCustomerId,
+      verificationExpiresAt: null,
+      verificationLevel: conversation.verificationLevel,
+      now: call.createdAt,
+      previousCall: null,
+    },
+    policy,
+    reviewer: { id: staff.id, name: staff.name, authorityLimitCents: staff.authorityLimitCents },
+  });
+  const s = Statement.plain();
+  s.insertRecords(
+    "gates",
+    "GateDecision",
+    records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })),
+    { gate: "text", decision: '"GateOutcome"', reason: "text" },
+    {
+      id: sql`gen_random_uuid()::text`,
+      tenantId: h.tenantId,
+      runId: h.runId!,
+      toolCallId: h.toolCallId,
+      toolUseId: call.toolUseId,
+      policyVersion: policy.version,
+      actor: staff.id,
+    },
+  );
+  await s.run(tx);
+  if (verdict.decision === "deny") {
+    throw new AppError(
+      verdict.errorCategory === "permission" && /authority/.test(verdict.reason) ? "OVER_AUTHORITY" : "GATE_DENIED",
+      verdict.reason,
+    );
+  }
+  return { input, amountCents: facts.amountCents };
+}
+
+/**
+ * Expires every approval past its TTL (its own outcome, told to the model as "expired", never as "denied") and
+ * resumes the runs that no longer wait for anything. Returns the handoffs expired.
+ */
+export async function expireDueApprovals(runtime: RuntimeDeps, now = new Date()): Promise<string[]> {
+  const due = await dueApprovalExpiries(storeOf(runtime.db), now);
+  const expired: string[] = [];
+  for (const d of due) {
+    try {
+      await resumeRun(runtime, { tenantId: d.tenantId, expiry: true }, { handoffId: d.id, decision: "expire" });
+      expired.push(d.id);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err; // decided meanwhile: nothing to do
+    }
+  }
+  return expired;
+}

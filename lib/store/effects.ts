@@ -1,0 +1,67 @@
+// The effect ledger and the payment/fulfilment provider's idempotency record: one row each per side effect,
+// written in the transaction that performs the effect (lib/commerce/provider), so a crash leaves all or none.
+import type { Transaction } from "kysely";
+import type { DB } from "@/lib/db/kysely";
+
+type Tx = Transaction<DB>;
+
+/** The outcome recorded under an idempotency key, if the operation already happened. */
+export async function recordedOutcome(tx: Tx, tenantId: string, idempotencyKey: string): Promise<Record<string, unknown> | null> {
+  const row = await tx
+    .selectFrom("ProviderRequest")
+    .select("response")
+    .where("tenantId", "=", tenantId)
+    .where("idempotencyKey", "=", idempotencyKey)
+    .executeTakeFirst();
+  return (row?.response as Record<string, unknown> | undefined) ?? null;
+}
+
+export interface EffectRecord {
+  tenantId: string;
+  runId: string;
+  toolCallId: string;
+  operation: string;
+  idempotencyKey: string;
+  request: unknown;
+  outcome: unknown;
+}
+
+/** Records a performed effect: the provider's idempotency record, the ledger row and its audit record. */
+export async function recordEffect(tx: Tx, e: EffectRecord): Promise<void> {
+  const request = JSON.stringify(e.request ?? {});
+  const outcome = JSON.stringify(e.outcome ?? {});
+  await tx
+    .with("p", (db) =>
+      db.insertInto("ProviderRequest").values({
+        id: crypto.randomUUID(),
+        tenantId: e.tenantId,
+        idempotencyKey: e.idempotencyKey,
+        operation: e.operation,
+        request,
+        response: outcome,
+      }),
+    )
+    .with("l", (db) =>
+      db.insertInto("EffectLedger").values({
+        id: crypto.randomUUID(),
+        tenantId: e.tenantId,
+        runId: e.runId,
+        toolCallId: e.toolCallId,
+        toolName: e.operation,
+        idempotencyKey: e.idempotencyKey,
+        input: request,
+        outcome,
+      }),
+    )
+    .insertInto("AuditEvent")
+    .values({
+      id: crypto.randomUUID(),
+      tenantId: e.tenantId,
+      runId: e.runId,
+      actor: "agent",
+      action: `effect.${e.operation}`,
+      subject: e.idempotencyKey,
+      data: JSON.stringify({ request: e.request, outcome: e.outcome }),
+    })
+    .execute();
+}

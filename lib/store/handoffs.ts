@@ -1,0 +1,222 @@
+// Handoffs: a parked call waiting for a person's decision (APPROVAL), or a conversation handed to a person
+// (ESCALATION). Written in the statement that parks or escalates; decided under the row's lock.
+import { sql } from "kysely";
+import type { HandoffKind, HandoffStatus, Store } from "@/lib/db/kysely";
+import { addEvent, addWebhookEvent } from "./events";
+import { assertHandoffTransition } from "./phases";
+import { json, type Statement, type Values, type WriteOptions } from "./statement";
+
+export interface NewHandoff {
+  id: string;
+  tenantId: string;
+  conversationId: string;
+  runId: string | null;
+  toolCallId?: string | null;
+  kind: HandoffKind;
+  /** the structured, self-contained record (lib/handoffs/record) */
+  payload: unknown;
+  amountCents?: number | null;
+  requiredApprovals?: number;
+  expiresAt?: Date | null;
+}
+
+/**
+ * Adds a handoff (CTE `name`, returning id), its `handoff.created` feed event and webhook. An escalation is opened
+ * at most once per conversation while one is pending (a partial unique index; a repeat inserts nothing and the
+ * pending one stands), and marks a conversation the agent still owns as waiting for a person — that status change
+ * belongs to the statement's conversation update (see lib/store/transcript `changeConversation`).
+ */
+export function addHandoff(s: Statement, name: string, h: NewHandoff, opts: WriteOptions = {}): void {
+  s.insert(
+    name,
+    "Handoff",
+    {
+      id: h.id,
+      tenantId: h.tenantId,
+      conversationId: h.conversationId,
+      runId: h.runId,
+      toolCallId: h.toolCallId ?? null,
+      kind: sql`${h.kind}::"HandoffKind"`,
+      payload: json(h.payload),
+      amountCents: h.amountCents ?? null,
+      requiredApprovals: h.requiredApprovals ?? 1,
+      expiresAt: h.expiresAt ?? null,
+      updatedAt: sql`now()`,
+    },
+    {
+      ...opts,
+      onConflict: h.kind === "ESCALATION" ? sql`("conversationId") WHERE kind = 'ESCALATION' AND status = 'PENDING' DO NOTHING` : undefined,
+      returning: sql`id`,
+    },
+  );
+  const ref = sql.raw(name);
+  addEvent(
+    s,
+    `${name}_ev`,
+    {
+      tenantId: h.tenantId,
+      conversationId: h.conversationId,
+      type: "handoff.created",
+      data: sql`jsonb_build_object('handoffId', ${ref}.id, 'kind', ${h.kind}::text)`,
+    },
+    { from: [name] },
+  );
+  addWebhookEvent(
+    s,
+    `${name}_wh`,
+    {
+      tenantId: h.tenantId,
+      type: h.kind === "ESCALATION" ? "escalation.created" : "handoff.created",
+      payload: sql`jsonb_build_object('handoffId', ${ref}.id, 'kind', ${h.kind}::text, 'conversationId', ${h.conversationId}::text,
+        'runId', ${h.runId}::text, 'amountCents', ${h.amountCents ?? null}::int, 'record', ${json(h.payload)})`,
+    },
+    { from: [name] },
+  );
+}
+
+/** A handoff as a decision sees it, locked together with its run (see `lockForDecision`). */
+export interface LockedHandoff {
+  id: string;
+  tenantId: string;
+  conversationId: string;
+  runId: string | null;
+  toolCallId: string | null;
+  kind: HandoffKind;
+  status: HandoffStatus;
+  version: number;
+  payload: unknown;
+  amountCents: number | null;
+  requiredApprovals: number;
+  expiresAt: Date | null;
+  claimedById: string | null;
+  claimExpiresAt: Date | null;
+  decidedById: string | null;
+  editedInput: unknown;
+  createdAt: Date;
+  runPhase: string | null;
+  approverIds: string[];
+  /** the names of its approvers so far, in order */
+  approverNames: string[];
+  /** the deciding staff member, if asked for and active in the tenant */
+  staff: { id: string; name: string; email: string; authorityLimitCents: number | null } | null;
+  /** the names of whoever decided or claims it (for the refusals that name them) */
+  decidedByName: string | null;
+  claimedByName: string | null;
+  /** the pending call it holds */
+  call: {
+    id: string;
+    toolUseId: string;
+    name: string;
+    input: unknown;
+    status: string;
+    idempotencyKey: string | null;
+    createdAt: Date;
+  } | null;
+}
+
+/**
+ * Locks a handoff of the caller's tenant AND its run (in that order, every decider and the expiry alike): racing
+ * decisions on one handoff are serialised — the first wins, the rest see its result — and decisions on two calls of
+ * one run too, so the last one to settle sees the other's outcome and resumes the run. Another tenant's id: null.
+ * What a decision checks (its approvers so far, the decider, the pending call) is read by the second statement, whose
+ * snapshot is taken once the handoff is ours: a decider that waited for the lock sees what the one before it wrote.
+ */
+export async function lockForDecision(
+  db: Store,
+  tenantId: string,
+  handoffId: string,
+  staffId: string | null = null,
+): Promise<LockedHandoff | null> {
+  const locked = await sql<
+    Omit<LockedHandoff, "runPhase" | "approverIds" | "approverNames" | "staff" | "decidedByName" | "claimedByName" | "call">
+  >`
+    SELECT h.id, h."tenantId", h."conversationId", h."runId", h."toolCallId", h.kind, h.status, h.version, h.payload, h."amountCents",
+           h."requiredApprovals", h."expiresAt", h."claimedById", h."claimExpiresAt", h."decidedById", h."editedInput", h."createdAt"
+    FROM "Handoff" h WHERE h.id = ${handoffId} AND h."tenantId" = ${tenantId}
+    FOR UPDATE`.execute(db);
+  const h = locked.rows[0];
+  if (!h) return null;
+  // Then its run (statements after this one see every decision committed before this lock was granted), with what
+  // the decision checks.
+  const rows = await sql<
+    Pick<LockedHandoff, "runPhase" | "approverIds" | "approverNames" | "staff" | "decidedByName" | "claimedByName"> & {
+      call: (Omit<NonNullable<LockedHandoff["call"]>, "createdAt"> & { createdAt: string }) | null;
+    }
+  >`
+    WITH run AS (SELECT phase FROM "Run" WHERE id = ${h.runId} FOR UPDATE)
+    SELECT (SELECT phase FROM run) AS "runPhase",
+           coalesce(ap.ids, '{}') AS "approverIds", coalesce(ap.names, '{}') AS "approverNames",
+           (SELECT jsonb_build_object('id', s.id, 'name', s.name, 'email', s.email, 'authorityLimitCents', s."authorityLimitCents")
+              FROM "StaffUser" s WHERE s.id = ${staffId} AND s."tenantId" = ${tenantId} AND s."deactivatedAt" IS NULL) AS staff,
+           (SELECT s.name FROM "StaffUser" s WHERE s.id = ${h.decidedById}) AS "decidedByName",
+           (SELECT s.name FROM "StaffUser" s WHERE s.id = ${h.claimedById}) AS "claimedByName",
+           (SELECT jsonb_build_object('id', c.id, 'toolUseId', c."toolUseId", 'name', c.name, 'input', c.input, 'status', c.status,
+                     'idempotencyKey', c."idempotencyKey", 'createdAt', to_char(c."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+              FROM "ToolCall" c WHERE c.id = ${h.toolCallId}) AS call
+    FROM (SELECT array_agg(a."staffId" ORDER BY a."createdAt") AS ids, array_agg(s.name ORDER BY a."createdAt") AS names
+          FROM "HandoffApproval" a JOIN "StaffUser" s ON s.id = a."staffId" WHERE a."handoffId" = ${h.id}) ap`.execute(db);
+  const checked = rows.rows[0]!;
+  const call = checked.call ? { ...checked.call, createdAt: new Date(checked.call.createdAt) } : null;
+  return { ...h, ...checked, call };
+}
+
+/** Adds the UPDATE of a handoff (its version goes up with every change; a status change is checked). */
+export function updateHandoff(
+  s: Statement,
+  name: string,
+  h: { id: string; version: number; status: HandoffStatus },
+  change: Values<"Handoff"> & { status?: HandoffStatus },
+  opts: Omit<WriteOptions, "where"> = {},
+): void {
+  const { status, ...rest } = change;
+  if (status && status !== h.status) assertHandoffTransition(h.status, status);
+  s.update(
+    name,
+    "Handoff",
+    {
+      ...rest,
+      ...(status ? { status: sql`${status}::"HandoffStatus"` } : {}),
+      version: h.version + 1,
+      updatedAt: sql`now()`,
+    },
+    // Bound to the version read under the lock: a change in between would make this match nothing.
+    sql<boolean>`"Handoff".id = ${h.id} AND "Handoff".version = ${h.version}`,
+    { ...opts, returning: sql`"Handoff".id` },
+  );
+}
+
+/** Pending approvals of a run (what a customer is told waits), oldest first. */
+export async function pendingApprovals(db: Store, runId: string) {
+  return db
+    .selectFrom("Handoff")
+    .select(["id", "payload", "amountCents"])
+    .where("runId", "=", runId)
+    .where("kind", "=", "APPROVAL")
+    .where("status", "=", "PENDING")
+    .orderBy("createdAt")
+    .execute();
+}
+
+/** The conversation's pending escalation, if any. */
+export async function pendingEscalation(db: Store, conversationId: string) {
+  return db
+    .selectFrom("Handoff")
+    .select(["id", "version"])
+    .where("conversationId", "=", conversationId)
+    .where("kind", "=", "ESCALATION")
+    .where("status", "=", "PENDING")
+    .executeTakeFirst();
+}
+
+/** Approval handoffs past their expiry (for the worker), oldest first. */
+export async function dueApprovalExpiries(db: Store, now: Date, limit = 50) {
+  return db
+    .selectFrom("Handoff")
+    .select(["id", "tenantId"])
+    .where("kind", "=", "APPROVAL")
+    .where("status", "=", "PENDING")
+    .where("expiresAt", "<", now)
+    .orderBy("expiresAt")
+    .limit(limit)
+    .execute();
+}

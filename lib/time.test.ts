@@ -1,0 +1,39 @@
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { afterEach, describe, expect, it } from "vitest";
+import { LocalTime } from "@/components/ui/local-time";
+import { formatMoment, isoOf } from "./time";
+
+const AT = "2026-01-05T15:04:00.000Z";
+
+describe("dates in the viewer's time zone", () => {
+  const zone = process.env.TZ;
+  afterEach(() => {
+    if (zone === undefined) delete process.env.TZ;
+    else process.env.TZ = zone;
+  });
+
+  it("formats in the runtime's own zone by default — a browser's is the viewer's", () => {
+    process.env.TZ = "America/New_York";
+    expect(formatMoment(AT, "time", { locale: "en-US" })).toBe("10:04 AM");
+    expect(formatMoment(AT, "datetime", { locale: "en-US" })).toBe("Jan 5, 2026, 10:04 AM");
+    process.env.TZ = "Asia/Tokyo";
+    expect(formatMoment(AT, "datetime", { locale: "en-US" })).toBe("Jan 6, 2026, 12:04 AM");
+    expect(formatMoment(new Date(AT), "date", { locale: "en-US" })).toBe("Jan 6, 2026");
+  });
+
+  it("names any other zone it is asked for, so a server-rendered time is never taken for local time", () => {
+    expect(formatMoment(AT, "datetime", { timeZone: "UTC", locale: "en-US" })).toBe("Jan 5, 2026, 3:04 PM UTC");
+    expect(formatMoment(AT, "time", { timeZone: "UTC", locale: "en-US" })).toBe("3:04 PM UTC");
+    expect(formatMoment("not a date")).toBe("");
+    expect(isoOf(new Date(AT))).toBe(AT);
+  });
+
+  it("<LocalTime> renders the exact instant and UTC on the server, whatever the server's own zone", () => {
+    process.env.TZ = "Pacific/Auckland"; // the server's zone must not leak into the page
+    const html = renderToString(createElement(LocalTime, { at: AT }));
+    expect(html).toBe(`<time dateTime="${AT}" title="${AT}">Jan 5, 2026, 3:04 PM UTC</time>`);
+    const time = renderToString(createElement(LocalTime, { at: new Date(AT), style: "time", className: "x" }));
+    expect(time).toBe(`<time dateTime="${AT}" title="${AT}" class="x">3:04 PM UTC</time>`);
+  });
+});

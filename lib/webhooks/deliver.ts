@@ -1,0 +1,223 @@
+// Sending queued deliveries, signed with the Standard Webhooks scheme (`standardwebhooks`): headers webhook-id (the
+// event's id — the same on every retry, so a receiver de-duplicates on it), webhook-timestamp and webhook-signature.
+//
+// One worker at a time delivers to an endpoint: it claims the endpoint with a lease (FOR UPDATE SKIP LOCKED, then a
+// conditional update), sends the endpoint's oldest pending delivery, and records the attempt only while it still
+// holds the lease. A later delivery waits while an earlier one is retrying, so an endpoint sees its events in order.
+// A crash between sending and recording leaves the lease to expire; the next worker sends the SAME delivery again —
+// same event id — so a receiver that de-duplicates sees it once. Failures retry with exponential backoff (with a
+// little jitter) until `maxAttempts`, then the delivery is marked failed and the next one goes.
+import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
+import { Webhook } from "standardwebhooks";
+import type { Store } from "@/lib/db/kysely";
+import { log } from "@/lib/log";
+
+export interface DeliveryOptions {
+  /** who is delivering (leases name it) */
+  workerId: string;
+  /** how long a claim on an endpoint lasts without being renewed */
+  leaseMs?: number;
+  /** how long to wait for an endpoint's answer */
+  timeoutMs?: number;
+  /** the first retry's delay; each further one doubles it, up to maxDelayMs */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** attempts before a delivery is given up as failed */
+  maxAttempts?: number;
+  /** endpoints served at the same time */
+  maxEndpoints?: number;
+  /** deliveries sent to one endpoint per claim, at most */
+  perClaim?: number;
+  /** Test hook: runs after an endpoint answered and before the attempt is recorded (throwing = crashing there). */
+  afterSend?: (d: { deliveryId: bigint; eventId: string; endpointId: string }) => void | Promise<void>;
+}
+
+export const DELIVERY_DEFAULTS = {
+  leaseMs: 60_000,
+  timeoutMs: 10_000,
+  baseDelayMs: 10_000,
+  maxDelayMs: 6 * 60 * 60_000,
+  maxAttempts: 12,
+  maxEndpoints: 8,
+  perClaim: 50,
+} as const;
+
+/** Delay before retry number `attempt` (1 = after the first failure): base·2^(attempt-1), capped, plus up to 10%. */
+export function retryDelayMs(attempt: number, baseDelayMs: number, maxDelayMs: number, random = Math.random): number {
+  const plain = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(plain * (1 + 0.1 * random()));
+}
+
+/** The body every endpoint receives: the Standard Webhooks envelope. */
+export function webhookBody(e: { type: string; createdAt: string; payload: unknown }): string {
+  return JSON.stringify({ type: e.type, timestamp: e.createdAt, data: e.payload });
+}
+
+/** The signed headers for one send of an event (the timestamp is the send's own; the id is the event's). */
+export function signedHeaders(secret: string, eventId: string, body: string, at = new Date()): Record<string, string> {
+  const timestamp = new Date(Math.floor(at.getTime() / 1000) * 1000);
+  return {
+    "content-type": "application/json",
+    "user-agent": "support-agent-webhooks/1",
+    "webhook-id": eventId,
+    "webhook-timestamp": String(timestamp.getTime() / 1000),
+    "webhook-signature": new Webhook(secret).sign(eventId, timestamp, body),
+  };
+}
+
+interface ClaimedEndpoint {
+  id: string;
+  tenantId: string;
+  url: string;
+  secret: string;
+}
+
+interface HeadDelivery {
+  id: bigint;
+  eventId: string;
+  eventType: string;
+  attempts: number;
+  due: boolean;
+  payload: unknown;
+  createdAt: string;
+}
+
+export interface SendResult {
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+/** One HTTP POST; never throws (a refused connection or a timeout is an outcome, with its reason). */
+export async function sendOnce(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
+  const started = performance.now();
+  try {
+    const res = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text().catch(() => "");
+    const durationMs = Math.round(performance.now() - started);
+    if (res.status >= 200 && res.status < 300) return { statusCode: res.status, durationMs, error: null };
+    const snippet = text.trim().slice(0, 200);
+    return { statusCode: res.status, durationMs, error: `HTTP ${res.status}${snippet ? `: ${snippet}` : ""}` };
+  } catch (err) {
+    const durationMs = Math.round(performance.now() - started);
+    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    const reason =
+      e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message ?? "request failed");
+    return { statusCode: null, durationMs, error: reason };
+  }
+}
+
+/** Claims up to `limit` enabled endpoints whose oldest pending delivery is due, each under a fresh lease. */
+async function claimEndpoints(db: Store, owner: string, leaseMs: number, limit: number): Promise<ClaimedEndpoint[]> {
+  const { rows } = await sql<ClaimedEndpoint>`
+    UPDATE "WebhookEndpoint" e SET "leaseOwner" = ${owner}, "leaseExpiresAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8)
+    WHERE e.id IN (
+      SELECT x.id FROM "WebhookEndpoint" x
+      WHERE x.enabled AND (x."leaseExpiresAt" IS NULL OR x."leaseExpiresAt" < now())
+        AND (SELECT d."nextAttemptAt" FROM "WebhookDelivery" d WHERE d."endpointId" = x.id AND d.status = 'pending'
+             ORDER BY d.id LIMIT 1) <= now()
+      LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING e.id, e."tenantId", e.url, e.secret`.execute(db);
+  return rows;
+}
+
+async function headDelivery(db: Store, endpointId: string): Promise<HeadDelivery | null> {
+  const { rows } = await sql<HeadDelivery>`
+    SELECT d.id, d."eventId", d."eventType", d.attempts, d."nextAttemptAt" <= now() AS due, ev.payload,
+           to_char(ev."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt"
+    FROM "WebhookDelivery" d JOIN "WebhookEvent" ev ON ev.id = d."eventId"
+    WHERE d."endpointId" = ${endpointId} AND d.status = 'pending' ORDER BY d.id LIMIT 1`.execute(db);
+  return rows[0] ?? null;
+}
+
+type Recorded = "delivered" | "retrying" | "failed" | "lease-lost";
+
+/** Records one attempt, only while this claim still holds the endpoint (and renews it). */
+async function recordAttempt(
+  db: Store,
+  ep: ClaimedEndpoint,
+  owner: string,
+  d: HeadDelivery,
+  r: SendResult,
+  o: Required<Omit<DeliveryOptions, "afterSend" | "workerId">>,
+): Promise<Recorded> {
+  const attempt = d.attempts + 1;
+  const ok = r.error === null;
+  const givingUp = !ok && attempt >= o.maxAttempts;
+  const retryInMs = ok || givingUp ? null : retryDelayMs(attempt, o.baseDelayMs, o.maxDelayMs);
+  return db.transaction().execute(async (tx) => {
+    const held = await sql`UPDATE "WebhookEndpoint" SET "leaseExpiresAt" = now() + make_interval(secs => ${o.leaseMs / 1000}::float8)
+      WHERE id = ${ep.id} AND "leaseOwner" = ${owner} RETURNING id`.execute(tx);
+    if (!held.rows.length) return "lease-lost";
+    const next = retryInMs === null ? sql`NULL` : sql`now() + make_interval(secs => ${retryInMs / 1000}::float8)`;
+    await sql`UPDATE "WebhookDelivery" SET attempts = ${attempt}, "lastStatusCode" = ${r.statusCode}, "lastError" = ${r.error},
+        status = ${ok ? "delivered" : givingUp ? "failed" : "pending"}::"WebhookDeliveryStatus",
+        "deliveredAt" = ${ok ? sql`now()` : sql`NULL`},
+        "nextAttemptAt" = coalesce(${next}, "nextAttemptAt")
+      WHERE id = ${d.id} AND status = 'pending'`.execute(tx);
+    await sql`INSERT INTO "WebhookAttempt" (id, "deliveryId", attempt, "statusCode", "durationMs", error, "nextRetryAt")
+      VALUES (${randomUUID()}, ${d.id}, ${attempt}, ${r.statusCode}, ${r.durationMs}, ${r.error}, ${next})
+      ON CONFLICT ("deliveryId", attempt) DO NOTHING`.execute(tx);
+    return ok ? "delivered" : givingUp ? "failed" : "retrying";
+  });
+}
+
+/** Serves one claimed endpoint: its due deliveries in order, until one must wait for a retry. */
+async function serveEndpoint(
+  db: Store,
+  ep: ClaimedEndpoint,
+  owner: string,
+  o: Required<Omit<DeliveryOptions, "afterSend" | "workerId">>,
+  afterSend: DeliveryOptions["afterSend"],
+): Promise<{ attempts: number; delivered: number }> {
+  let attempts = 0;
+  let delivered = 0;
+  for (let i = 0; i < o.perClaim; i++) {
+    const d = await headDelivery(db, ep.id);
+    if (!d?.due) break;
+    const body = webhookBody({ type: d.eventType, createdAt: d.createdAt, payload: d.payload });
+    const result = await sendOnce(ep.url, signedHeaders(ep.secret, d.eventId, body), body, o.timeoutMs);
+    await afterSend?.({ deliveryId: d.id, eventId: d.eventId, endpointId: ep.id });
+    const recorded = await recordAttempt(db, ep, owner, d, result, o);
+    if (recorded === "lease-lost") return { attempts, delivered }; // another worker has the endpoint now
+    attempts++;
+    if (recorded === "delivered") delivered++;
+    if (recorded === "retrying") break; // later events wait behind it
+  }
+  await sql`UPDATE "WebhookEndpoint" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = ${ep.id} AND "leaseOwner" = ${owner}`.execute(
+    db,
+  );
+  return { attempts, delivered };
+}
+
+/**
+ * One delivery pass: claims the endpoints with a due delivery and serves them concurrently. An endpoint whose
+ * serving threw (a crash, a lost database) keeps its lease until it expires, like a crashed worker's would.
+ */
+export async function deliverDueWebhooks(
+  db: Store,
+  opts: DeliveryOptions,
+): Promise<{ endpoints: number; attempts: number; delivered: number }> {
+  const o = {
+    leaseMs: opts.leaseMs ?? DELIVERY_DEFAULTS.leaseMs,
+    timeoutMs: opts.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs,
+    baseDelayMs: opts.baseDelayMs ?? DELIVERY_DEFAULTS.baseDelayMs,
+    maxDelayMs: opts.maxDelayMs ?? DELIVERY_DEFAULTS.maxDelayMs,
+    maxAttempts: opts.maxAttempts ?? DELIVERY_DEFAULTS.maxAttempts,
+    maxEndpoints: opts.maxEndpoints ?? DELIVERY_DEFAULTS.maxEndpoints,
+    perClaim: opts.perClaim ?? DELIVERY_DEFAULTS.perClaim,
+  };
+  const owner = `${opts.workerId}:webhooks:${randomUUID()}`;
+  const claimed = await claimEndpoints(db, owner, o.leaseMs, o.maxEndpoints);
+  const results = await Promise.allSettled(claimed.map((ep) => serveEndpoint(db, ep, owner, o, opts.afterSend)));
+  let attempts = 0;
+  let delivered = 0;
+  for (const r of results) {
+    if (r.status === "fulfilled") {
+      attempts += r.value.attempts;
+      delivered += r.value.delivered;
+    } else log.error({ err: r.reason }, "delivering webhooks to an endpoint failed");
+  }
+  return { endpoints: claimed.length, attempts, delivered };
+}

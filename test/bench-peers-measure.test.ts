@@ -1,0 +1,73 @@
+// The measurements `npm run bench:peers` takes for every system (bench/peers/scenario.ts), on a real PostgreSQL:
+// statements counted at the pg connection, commits and WAL between two marks, row versions a piece of work wrote.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { between, countStatements, LOOKUP_ORDER_SQL, preparePeerShop, REFUND_SQL, writeMark, writtenSince } from "@/bench/peers/scenario";
+import { createTestDatabase, type TestDatabase } from "./db";
+
+let database: TestDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  database = await createTestDatabase({ seed: false });
+  pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  await preparePeerShop(pool);
+});
+
+afterAll(async () => {
+  await pool.end();
+  await database.drop();
+});
+
+describe("bench:peers measurements", () => {
+  it("counts every query that reaches a pg connection, pool and client alike, until restored", async () => {
+    const counter = countStatements(pg.Client);
+    try {
+      await pool.query("SELECT 1");
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query(LOOKUP_ORDER_SQL, ["A-1001"]);
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+      expect(counter.count).toBe(4);
+    } finally {
+      counter.restore();
+    }
+    await pool.query("SELECT 1");
+    expect(counter.count).toBe(4);
+  });
+
+  // Transaction ids are the cluster's: other test files write to their own databases on the same server at the same
+  // time, so one attempt may see their commits too. Someone else's commit only ever adds, so the least an attempt
+  // counts is what the work itself committed; a read that wrote, or a refund in two commits, never gets there.
+  const fewestCommits = async (expected: number, work: (attempt: number) => Promise<void>) => {
+    let fewest = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 25; attempt++) {
+      const mark = await writeMark(pool);
+      await work(attempt);
+      fewest = Math.min(fewest, between(mark, await writeMark(pool)).commits);
+      if (fewest <= expected) break; // tries again only while someone else's commit may have been counted
+    }
+    return fewest;
+  };
+
+  it("sees a read as nothing written, and a refund as one commit with the rows it inserted and updated", async () => {
+    const beforeRead = await writeMark(pool);
+    const { rows } = await pool.query(LOOKUP_ORDER_SQL, ["A-1002"]);
+    expect(rows[0]).toMatchObject({ number: "A-1002", total_cents: 25000 });
+    expect(await writtenSince(pool, beforeRead)).toEqual({ rows: 0, rowBytes: 0 });
+    expect(await fewestCommits(0, async () => void (await pool.query(LOOKUP_ORDER_SQL, ["A-1002"])))).toBe(0);
+
+    const mark = await writeMark(pool);
+    await pool.query(REFUND_SQL, ["A-1002", 100, "call_1"]);
+    const after = await writeMark(pool);
+    expect(after.wal - mark.wal).toBeGreaterThan(0n);
+    const written = await writtenSince(pool, mark);
+    expect(written.rows).toBe(2); // the refunds row and the order's new version
+    expect(written.rowBytes).toBeGreaterThan(50);
+    expect(await fewestCommits(1, (n) => pool.query(REFUND_SQL, ["A-1002", 100, `call_${n + 2}`]).then(() => {}))).toBe(1);
+  });
+});

@@ -1,0 +1,96 @@
+// Replies stream without ever showing a false claim (issue 10.2): what the customer sees while the model writes is
+// released sentence by sentence (lib/runtime/reply-release), and published through the database to every process
+// (lib/live/drafts). A claim the run did not make true never leaves the runtime — not as a draft, not for a moment.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../runtime-harness";
+import { storeOf } from "@/lib/db/kysely";
+import { listen } from "@/lib/db/listener";
+import { type DraftRef, type DraftSink, notifyDrafts } from "@/lib/live/drafts";
+import { currentDraft, noteDraft } from "@/lib/live/hub";
+import type { OfflineStep } from "@/lib/model/offline/types";
+import { say } from "@/lib/operator/commands";
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const reply = (t: string): OfflineStep => ({ reply: { content: [{ type: "text", text: t }], stop_reason: "end_turn" } });
+
+/** A sink that records every draft shown and ended, in order. */
+function recorder(): DraftSink & { log: Array<{ runId: string; text: string | null }> } {
+  const log: Array<{ runId: string; text: string | null }> = [];
+  return {
+    log,
+    show: (ref: DraftRef, text: string) => log.push({ runId: ref.runId, text }),
+    end: (ref: DraftRef) => log.push({ runId: ref.runId, text: null }),
+  };
+}
+
+describe("a streamed reply", () => {
+  it("a false 'I've refunded it' is never shown, even as a draft; the checked reply replaces what streamed", async () => {
+    const drafts = recorder();
+    h.script.push(
+      reply("Let me check that for you. I've refunded $250.00 on A-1002, it should arrive in 3 days. Anything else?"),
+      reply("Thanks for waiting. Nothing has been refunded yet: A-1002 needs a person's approval, and I can ask for it."),
+    );
+    const out = await say({ ...h.deps, drafts }, { tenant: "acme", text: "Refund A-1002 please.", customerEmail: "dana@example.com" });
+    expect(out.phase).toBe("COMPLETED");
+    const shown = drafts.log.filter((d) => d.text !== null).map((d) => d.text!);
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.join("\n")).not.toMatch(/refunded \$|I've refunded/i);
+    expect(shown).toContain("Let me check that for you.");
+    // Each draft ended (its turn written) before the next began.
+    expect(drafts.log.filter((d) => d.text === null)).toHaveLength(2);
+    // The customer's screen: only the checked reply, never the first.
+    const visible = await h.db.message.findMany({ where: { conversationId: out.conversationId, shownToCustomer: true, author: "AGENT" } });
+    expect(visible.map((m) => m.displayText)).toEqual([
+      "Thanks for waiting. Nothing has been refunded yet: A-1002 needs a person's approval, and I can ask for it.",
+    ]);
+  });
+
+  it("what the run really did streams as it is written", async () => {
+    const drafts = recorder();
+    h.script.push(
+      { parallel: [{ id: "t1", name: "refund_order", input: { order_number: "A-1001", amount_cents: 4250, reason: "zip broke" } }] },
+      reply("Done. Your refund of $42.50 on A-1001 has been issued. Anything else?"),
+    );
+    const out = await say(
+      { ...h.deps, drafts },
+      { tenant: "acme", text: "Refund A-1001, the zip broke.", customerEmail: "dana@example.com" },
+    );
+    expect(out.phase).toBe("COMPLETED");
+    expect(drafts.log.map((d) => d.text)).toContain("Done. Your refund of $42.50 on A-1001 has been issued.");
+  });
+
+  it("published through the database: every process hears the drafts, none carries the false claim", async () => {
+    const heard: string[] = [];
+    const stop = await listen(h.tdb.url, "support_drafts", (payload) => {
+      heard.push(payload);
+      noteDraft(JSON.parse(payload));
+    });
+    try {
+      h.script.push(
+        reply("Let me check that for you. I've refunded $250.00 on A-1002. Anything else?"),
+        reply("Nothing has been refunded yet; A-1002 needs a person's approval first."),
+      );
+      const out = await say(
+        { ...h.deps, drafts: notifyDrafts(storeOf(h.db)) },
+        { tenant: "acme", text: "Refund A-1002.", customerEmail: "dana@example.com" },
+      );
+      const deadline = Date.now() + 5000;
+      while (heard.filter((p) => JSON.parse(p).x === null).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const texts = heard.map((p) => JSON.parse(p) as { c: string; x: string | null });
+      expect(texts.every((t) => t.c === out.conversationId)).toBe(true);
+      expect(texts.map((t) => t.x)).toContain("Let me check that for you.");
+      expect(texts.map((t) => t.x ?? "").join("\n")).not.toMatch(/I've refunded/);
+      // The last word of the draft is its end: the stored reply takes its place.
+      expect(currentDraft(out.conversationId)?.text).toBeNull();
+    } finally {
+      stop();
+    }
+  });
+});

@@ -1,0 +1,112 @@
+// Calls the widget's route handlers (app/api/widget/[shop]/*) as Next.js would: a Request and the route's params, on
+// a private test database. The handlers use the process-wide client and runtime, so the test points DATABASE_URL at
+// its database before their first use. A test file using this must mock `next/server`'s `after` with
+// `afterCallbacks` (outside a Next request there is no scope to run it in): the work is then run when the test says.
+import * as conversationRoute from "@/app/api/widget/[shop]/conversation/route";
+import * as humanRoute from "@/app/api/widget/[shop]/human/route";
+import * as messagesRoute from "@/app/api/widget/[shop]/messages/route";
+import { disconnectPrisma } from "@/lib/db/client";
+import { createTestDatabase, type TestDatabase } from "./db";
+
+/** What `after()` was handed, waiting to be run by `runAfterCallbacks`. */
+export const afterCallbacks: Array<() => unknown> = [];
+
+export async function runAfterCallbacks(): Promise<void> {
+  while (afterCallbacks.length) await afterCallbacks.shift()!();
+}
+
+export interface WidgetAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface WidgetRoutes {
+  tdb: TestDatabase;
+  start(opts?: { ip?: string; shop?: string; token?: string }): Promise<WidgetAnswer>;
+  send(
+    token: string,
+    body: BodyInit | unknown,
+    opts?: { ip?: string; shop?: string; raw?: boolean; headers?: Record<string, string> },
+  ): Promise<WidgetAnswer>;
+  human(token: string, opts?: { ip?: string; shop?: string }): Promise<WidgetAnswer>;
+  view(token: string, opts?: { ip?: string; shop?: string }): Promise<WidgetAnswer>;
+  close(): Promise<void>;
+}
+
+const origin = "http://localhost";
+
+function headersFor(opts: { ip?: string; token?: string; headers?: Record<string, string> }) {
+  const h = new Headers(opts.headers);
+  if (!h.has("content-type")) h.set("content-type", "application/json");
+  h.set("sec-fetch-site", "same-origin");
+  if (opts.ip) h.set("x-forwarded-for", opts.ip);
+  if (opts.token) h.set("authorization", `Bearer ${opts.token}`);
+  return h;
+}
+
+async function answer(res: Response): Promise<WidgetAnswer> {
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body };
+}
+
+export async function widgetRoutes(): Promise<WidgetRoutes> {
+  const tdb = await createTestDatabase();
+  process.env.DATABASE_URL = tdb.url;
+  const params = (shop = "acme") => ({ params: Promise.resolve({ shop }) });
+  return {
+    tdb,
+    async start(o = {}) {
+      const req = new Request(`${origin}/api/widget/${o.shop ?? "acme"}/conversation`, {
+        method: "POST",
+        headers: headersFor({ ip: o.ip, token: o.token }),
+        body: "{}",
+      });
+      return answer(await conversationRoute.POST(req, params(o.shop)));
+    },
+    async send(token, body, o = {}) {
+      const init: RequestInit & { duplex?: string } = {
+        method: "POST",
+        headers: headersFor({ ip: o.ip, token, headers: o.headers }),
+        body: o.raw ? (body as BodyInit) : JSON.stringify(body),
+      };
+      if (body instanceof ReadableStream) init.duplex = "half";
+      return answer(await messagesRoute.POST(new Request(`${origin}/api/widget/${o.shop ?? "acme"}/messages`, init), params(o.shop)));
+    },
+    async human(token, o = {}) {
+      const req = new Request(`${origin}/api/widget/${o.shop ?? "acme"}/human`, {
+        method: "POST",
+        headers: headersFor({ ip: o.ip, token }),
+      });
+      return answer(await humanRoute.POST(req, params(o.shop)));
+    },
+    async view(token, o = {}) {
+      const req = new Request(`${origin}/api/widget/${o.shop ?? "acme"}/conversation?after=0`, {
+        headers: headersFor({ ip: o.ip, token }),
+      });
+      return answer(await conversationRoute.GET(req, params(o.shop)));
+    },
+    async close() {
+      await disconnectPrisma();
+      await tdb.drop();
+    },
+  };
+}
+
+/** A body of `bytes` bytes streamed in `chunk`-sized pieces with no declared length; `pulled()` says how much was read. */
+export function chunkedBody(bytes: number, chunk = 1024) {
+  let sent = 0;
+  const piece = new TextEncoder().encode("x".repeat(chunk));
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= bytes) return controller.close();
+      sent += piece.byteLength;
+      controller.enqueue(piece);
+    },
+  });
+  return { stream, pulled: () => sent };
+}

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createPrisma } from "@/lib/db/client";
+import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import type { PolicyRulesInput } from "@/lib/policy/policy";
+import { limitMessage } from "@/lib/widget/limits";
+import { widgetTenant } from "@/lib/widget/session";
+import { afterCallbacks, runAfterCallbacks, type WidgetRoutes, widgetRoutes } from "../widget-routes";
+
+vi.mock("next/server", async (original) => ({
+  ...(await original<typeof import("next/server")>()),
+  after: (fn: () => unknown) => afterCallbacks.push(fn),
+}));
+
+// The public widget's limits: per conversation, per client IP and per shop for messages, per IP for new conversations
+// and for reads. Counted in PostgreSQL, so a second process (its own pool and limiter) sees the same counts.
+let w: WidgetRoutes;
+beforeAll(async () => {
+  w = await widgetRoutes();
+});
+afterAll(async () => {
+  await runAfterCallbacks();
+  await w.close();
+});
+
+let nextVersion = 1_000;
+async function limits(change: Partial<PolicyRulesInput["limits"] & object>) {
+  const db = w.tdb.prisma;
+  const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
+  const version = tenant.policyVersion + nextVersion++;
+  const rules = structuredClone(DEMO_POLICY_RULES) as unknown as PolicyRulesInput;
+  rules.limits = { ...(rules.limits as object), ...change } as PolicyRulesInput["limits"];
+  await db.policyVersion.create({ data: { tenantId: tenant.id, version, rules: rules as object } });
+  await db.tenant.update({ where: { id: tenant.id }, data: { policyVersion: version } });
+}
+const relaxed = {
+  messagesPerMinutePerConversation: 1000,
+  messagesPerMinutePerIp: 1000,
+  messagesPerMinutePerShop: 100_000,
+  conversationsPerHourPerIp: 1000,
+};
+
+async function messagesOf(token: string) {
+  return (await w.view(token)).body.view.messages.map((m: { text: string }) => m.text);
+}
+
+function expectLimited(res: { status: number; headers: Headers; body: any }, message: RegExp) {
+  expect(res.status).toBe(429);
+  expect(res.body).toEqual({ code: "RATE_LIMITED", message: expect.stringMatching(message) });
+  const retryAfter = Number(res.headers.get("retry-after"));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(3600);
+}
+
+describe("widget rate limits", () => {
+  it("per conversation: past the limit a 429 with a polite sentence and Retry-After; what came before is kept", async () => {
+    await limits({ ...relaxed, messagesPerMinutePerConversation: 3 });
+    const { body: s } = await w.start({ ip: "203.0.113.1" });
+    for (const text of ["one", "two", "three"]) expect((await w.send(s.token, { text }, { ip: "203.0.113.1" })).status).toBe(202);
+    const refused = await w.send(s.token, { text: "four" }, { ip: "203.0.113.1" });
+    expectLimited(refused, /faster than we can answer.*everything you sent before this has been received/);
+    expect(await messagesOf(s.token)).toEqual(["one", "two", "three"]);
+    // "Talk to a person" counts as a message too.
+    expectLimited(await w.human(s.token, { ip: "203.0.113.1" }), /faster than we can answer/);
+    // Another conversation from the same address has its own count.
+    const { body: other } = await w.start({ ip: "203.0.113.1" });
+    expect((await w.send(other.token, { text: "hello" }, { ip: "203.0.113.1" })).status).toBe(202);
+  });
+
+  it("per client IP, over all its conversations; another address is unaffected", async () => {
+    await limits({ ...relaxed, messagesPerMinutePerIp: 4 });
+    const ip = "198.51.100.7";
+    const a = (await w.start({ ip })).body.token;
+    const b = (await w.start({ ip })).body.token;
+    for (const token of [a, b, a, b]) expect((await w.send(token, { text: "hi" }, { ip })).status).toBe(202);
+    expectLimited(await w.send(a, { text: "again" }, { ip }), /faster than we can answer/);
+    expectLimited(await w.send(b, { text: "again" }, { ip }), /faster than we can answer/);
+    const elsewhere = (await w.start({ ip: "198.51.100.8" })).body.token;
+    expect((await w.send(elsewhere, { text: "hi" }, { ip: "198.51.100.8" })).status).toBe(202);
+  });
+
+  it("per shop, over every visitor; the count holds across processes", async () => {
+    await limits({ ...relaxed, messagesPerMinutePerShop: 3 });
+    const tokens = await Promise.all([1, 2, 3, 4].map(async (i) => (await w.start({ ip: `192.0.2.${i}` })).body.token));
+    for (const [i, token] of tokens.slice(0, 3).entries())
+      expect((await w.send(token, { text: "hi" }, { ip: `192.0.2.${i + 1}` })).status).toBe(202);
+    expectLimited(await w.send(tokens[3], { text: "hi" }, { ip: "192.0.2.4" }), /receiving a lot of messages right now/);
+    // A second process: its own client, pool and limiter — the same count in the database.
+    const second = createPrisma(w.tdb.url, { max: 2 });
+    try {
+      const tenant = await widgetTenant(second, "acme");
+      const conv = await second.conversation.findFirstOrThrow({ where: { tenantId: tenant.id }, orderBy: { createdAt: "desc" } });
+      await expect(limitMessage(second, tenant, conv.id, "192.0.2.99")).rejects.toMatchObject({
+        code: "RATE_LIMITED",
+        details: { scope: "shop" },
+      });
+    } finally {
+      await second.$disconnect();
+    }
+  });
+
+  it("new conversations per client IP; resuming one is not counted", async () => {
+    await limits({ ...relaxed, conversationsPerHourPerIp: 2 });
+    const ip = "203.0.113.50";
+    const first = await w.start({ ip });
+    expect(first.status).toBe(200);
+    expect((await w.start({ ip })).status).toBe(200);
+    expectLimited(await w.start({ ip }), /Too many chats have been started from your network/);
+    const resumed = await w.start({ ip, token: first.body.token });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.resumed).toBe(true);
+    expect((await w.start({ ip: "203.0.113.51" })).status).toBe(200);
+  });
+
+  it("reads per client IP (the view), by SUPPORT_WIDGET_READS_PER_MIN", async () => {
+    await limits(relaxed);
+    const ip = "203.0.113.77";
+    const { token } = (await w.start({ ip })).body;
+    process.env.SUPPORT_WIDGET_READS_PER_MIN = "3";
+    try {
+      for (let i = 0; i < 3; i++) expect((await w.view(token, { ip })).status).toBe(200);
+      expectLimited(await w.view(token, { ip }), /refreshing too often/);
+    } finally {
+      delete process.env.SUPPORT_WIDGET_READS_PER_MIN;
+    }
+  });
+});
