@@ -16,7 +16,9 @@ export default defineConfig({
     // Only unit/integration tests; Playwright specs live elsewhere and must not be collected.
     include: ["lib/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
-    testTimeout: 30_000,
+    // Generous: several suites start worker processes (tsx) and PostgreSQL servers, which on a loaded 2-core machine
+    // take a while (a crash test once needed 31 s there); a hung test still fails.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
     // Each file has its own database (test/db.ts) and the suites mostly wait on PostgreSQL, timers and child
