@@ -141,22 +141,35 @@ export async function fitContext(
   return { ...fitted, requestTokens: tokens };
 }
 
+/**
+ * The request `rows` (after `summary`, when there is one) would make, with its size in characters. The size is known
+ * at once; the messages are built only when the request is taken (`fitted`), so weighing the whole transcript of a
+ * long conversation before using its summary costs a sum, not a pass that builds every message.
+ */
 function build(
   base: Omit<ModelRequest, "messages" | "summaryBlocks">,
   rows: TranscriptRow[],
   summary: ContextSummary | null,
   prefixChars: number,
 ): FittedContext {
-  const tail = summary ? rows.filter((r) => r.seq > summary.throughSeq) : rows;
-  const messages: MessageParam[] = summary
-    ? buildModelMessages([{ role: "user", content: summary.blocks }, ...tail])
-    : buildModelMessages(tail);
+  let from = 0;
+  if (summary) while (from < rows.length && rows[from]!.seq <= summary.throughSeq) from++;
   let chars = prefixChars + (summary ? sizeOf(summary.blocks) + MESSAGE_OVERHEAD_CHARS : 0);
-  for (const row of tail) chars += sizeOf(row.content) + MESSAGE_OVERHEAD_CHARS;
+  for (let i = from; i < rows.length; i++) chars += sizeOf(rows[i]!.content) + MESSAGE_OVERHEAD_CHARS;
+  let request: ModelRequest | undefined;
   return {
     kind: "fitted",
-    request: { ...base, messages, summaryBlocks: summary ? summary.blocks.length : 0 },
-    fromSeq: summary ? (tail[0]?.seq ?? null) : null,
+    get request() {
+      if (!request) {
+        const tail = from ? rows.slice(from) : rows;
+        const messages: MessageParam[] = summary
+          ? buildModelMessages([{ role: "user", content: summary.blocks }, ...tail])
+          : buildModelMessages(tail);
+        request = { ...base, messages, summaryBlocks: summary ? summary.blocks.length : 0 };
+      }
+      return request;
+    },
+    fromSeq: summary ? (rows[from]?.seq ?? null) : null,
     summaryId: summary?.id ?? null,
     requestTokens: null,
     chars,
