@@ -13,7 +13,7 @@ import type { RuntimeDeps } from "./deps";
 import { endRun, escalateRun } from "./end";
 import { failpoint } from "./failpoints";
 import { runModelTurn } from "./model-turn";
-import { extendTranscript, type RunState, runStateFrom } from "./run-state";
+import { extendTranscript, landInFlight, type RunState, runStateFrom } from "./run-state";
 import type { StepOutcome } from "./step";
 import { StepWrite } from "./step-write";
 import { advanceToolPhase } from "./tool-phase";
@@ -106,14 +106,21 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
   let outcome: StepOutcome = { kind: "next" };
   try {
     for (let step = 0; step < MAX_STEPS && outcome.kind === "next"; step++) {
-      const rows = (state.transcript ??= await loadTranscript(db, state.ref.conversationId));
+      // A step still committing (see InFlightStep) is only ever followed by a model turn, which waits for it.
+      const inFlight = state.inFlight;
+      const rows = inFlight
+        ? [...(state.transcript ?? []), ...inFlight.rows]
+        : (state.transcript ??= await loadTranscript(db, state.ref.conversationId));
       const next = nextStep(state, rows);
+      if (inFlight && next.kind !== "model_turn") throw new Error(`run ${runId}: a step in flight must be followed by a model turn`);
       if (next.kind === "deliver_queued") outcome = await deliverQueued(runtime, state);
       else if (next.kind === "tool_phase") outcome = await advanceToolPhase(runtime, state, next.assistant, rows);
       else outcome = await runModelTurn(runtime, state, rows);
     }
     if (outcome.kind === "next") {
       // The step cap is a guard: a run that loops without ending is handed to a person.
+      if (state.inFlight) await landInFlight(db, state, state.inFlight);
+      state.inFlight = null;
       const ended = await escalateRun(db, new StepWrite(state), {
         trigger: "no_progress",
         reason: "The run made too many steps without finishing.",
@@ -123,6 +130,7 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
       outcome = { kind: "ended", ...ended };
     }
   } catch (err) {
+    await state.inFlight?.committed.catch(() => undefined); // never let go while a write of ours may still land
     if (err instanceof LeaseLostError) return { claimed: true, phase: "LEASE_LOST" };
     // Let go at once so another worker may pick the run up (a crash would wait out the lease instead).
     await releaseRun(db, lease).catch(() => undefined);

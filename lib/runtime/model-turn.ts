@@ -19,7 +19,7 @@ import { endRun, escalateRun } from "./end";
 import { type ContextFit, fitContext, noteRequestSize } from "./context";
 import { failpoint } from "./failpoints";
 import { backoffMs } from "./retry";
-import { extendTranscript, type RunState } from "./run-state";
+import { extendTranscript, landInFlight, type RunState } from "./run-state";
 import type { StepOutcome } from "./step";
 import { StepWrite } from "./step-write";
 import { orderNumbersIn, stopCheck } from "./stop-check";
@@ -101,13 +101,29 @@ async function modelTurn(
 ): Promise<StepOutcome> {
   const db = storeOf(deps.db);
   const { ref, policy, counters: run } = state;
-  const escalate = (trigger: string, reason: string, rootCause: string, w = new StepWrite(state), notice?: string) =>
-    escalateRun(db, w, { trigger, reason, rootCause, recommendedAction: "", notice }).then((e) => ({ kind: "ended" as const, ...e }));
+  // The previous step may still be committing (see InFlightStep): only the request goes out before it has; anything
+  // this turn writes, shows or decides waits for it (`land`), and its rows replace the provisional ones.
+  let inFlight = state.inFlight;
+  state.inFlight = null;
+  let asSent = true;
+  const land = async () => {
+    if (!inFlight) return;
+    const step = inFlight;
+    inFlight = null;
+    const landed = await landInFlight(db, state, step);
+    rows = landed.rows;
+    asSent = landed.asSent;
+  };
+  const escalate = async (trigger: string, reason: string, rootCause: string, w?: StepWrite, notice?: string) => {
+    await land();
+    const e = await escalateRun(db, w ?? new StepWrite(state), { trigger, reason, rootCause, recommendedAction: "", notice });
+    return { kind: "ended" as const, ...e };
+  };
 
   const exhausted = exhaustedBudget(state);
   if (exhausted) return escalate("budget", exhausted.reason, exhausted.rootCause);
 
-  const throughSeq = rows[rows.length - 1]?.seq ?? 0;
+  let throughSeq = rows[rows.length - 1]?.seq ?? 0;
   const maxTokens = run.maxTokensRetries > 0 ? env().SUPPORT_MAX_TOKENS_RETRY : env().SUPPORT_MAX_TOKENS;
   const turn = run.turnsUsed + 1;
 
@@ -118,6 +134,7 @@ async function modelTurn(
     // Under the context budget: older messages folded into the rolling summary when they would not fit.
     fit = await fitContext(deps, db, state, rows, { system: SYSTEM_PROMPT, tools: toolsFor(ref.tenantId, policy), maxTokens });
   } catch (err) {
+    await land();
     return modelRequestFailed(deps, state, err, { turn, maxTokens, throughSeq }); // the count is a request too
   }
   if (fit.kind === "too_long")
@@ -130,8 +147,22 @@ async function modelTurn(
   const violations = transcriptViolations(context.request.messages);
   // Never send a request the provider would reject; this is a bug, and a person must look.
   if (violations.length) return escalate("no_progress", "The transcript broke the tool_use/tool_result contract.", violations.join("; "));
+  // Text streamed before the step in flight has committed is held back until it has (and dropped if it is not used).
+  let held: string[] | null = inFlight ? [] : null;
+  const onDelta = onTextDelta && ((delta: string) => (held ? held.push(delta) : asSent && onTextDelta(delta)));
+  const sending = deps.model.send(context.request, { stream: !!onTextDelta, onTextDelta: onDelta ?? undefined });
   try {
-    const response = await deps.model.send(context.request, { stream: !!onTextDelta, onTextDelta: onTextDelta ?? undefined });
+    await land();
+  } catch (err) {
+    sending.catch(() => undefined); // its answer is never used
+    throw err;
+  }
+  throughSeq = rows[rows.length - 1]?.seq ?? 0;
+  const heldBack = held ?? [];
+  held = null;
+  if (asSent && onTextDelta) for (const delta of heldBack) onTextDelta(delta);
+  try {
+    const response = await sending;
     message = response.message;
     latencyMs = response.latencyMs;
   } catch (err) {
@@ -199,6 +230,15 @@ async function modelTurn(
     state.spend.shopDay += costMicros;
   };
   const content = message.content as ContentBlock[];
+
+  if (!asSent) {
+    // Customer text joined the step in flight: the model answered a conversation without it. The call is kept (it
+    // was made and paid for) and the turn is asked again with the transcript as committed.
+    call.error = "superseded: customer text joined the previous step while this request was answered; asked again";
+    await step().run(db);
+    counted();
+    return { kind: "next" };
+  }
 
   switch (stop) {
     case "tool_use": {

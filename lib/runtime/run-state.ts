@@ -2,7 +2,7 @@ import type { Lease } from "@/lib/store/lease";
 import type { RunCountersState, RunDone, RunStateRow } from "@/lib/store/runs";
 import type { TranscriptRow } from "@/lib/store/transcript";
 import type { Policy } from "@/lib/policy/policy";
-import { noteCommitted } from "@/lib/store/transcript";
+import { loadTranscript, noteCommitted } from "@/lib/store/transcript";
 import { loadPolicy } from "./policy";
 import type { Store } from "@/lib/db/kysely";
 
@@ -37,6 +37,22 @@ export interface RunState {
   spend: { conversation: number; shopDay: number };
   /** The calls of the tool_use message this advance has just recorded (so the tool phase need not read them). */
   recordedCalls: { seq: number; calls: import("@/lib/store/tool-calls").ToolCallRow[] } | null;
+  /** A step whose commit is still in flight while the next model request goes out (see `InFlightStep`). */
+  inFlight: InFlightStep | null;
+}
+
+/**
+ * A step written while the next model request is already on its way, so the commit's wait for the disk overlaps the
+ * model's work instead of preceding it. Only a step that changed nothing in the world (a turn whose calls were all
+ * read-only) is written this way. The request is built from `rows` as the step wrote them; its answer is acted on only
+ * once `committed` resolves (nothing is shown, written or run before), and only if the committed rows are the ones
+ * that were sent — customer text that joined the results inside the statement means the request is asked again.
+ */
+export interface InFlightStep {
+  /** the rows the step appends, as the request shows them (their seqs are provisional) */
+  rows: TranscriptRow[];
+  /** resolves once the step committed (this advance's transcript then holds the committed rows); rejects if it failed */
+  committed: Promise<TranscriptRow[]>;
 }
 
 /** A run as the caller that created it knows it: its state, and the customer message that started it. */
@@ -106,6 +122,7 @@ export async function runStateFrom(db: Store, row: RunStateRow, lease: Lease): P
     done: { effects, acted },
     spend: { conversation: Number(conversationCostMicros), shopDay: Number(shopDayCostMicros) },
     recordedCalls: null,
+    inFlight: null,
   };
 }
 
@@ -121,3 +138,19 @@ export function extendTranscript(state: RunState, ...rows: TranscriptRow[]): voi
 
 /** Whether a call counts in `acted`: it succeeded and was not the identity check. */
 export const actedCall = (c: { status: string; name: string }) => c.status === "SUCCEEDED" && c.name !== "verify_customer";
+
+/**
+ * Waits for a step in flight to commit (rethrowing what made it fail: a lost lease, a crash of the database) and
+ * returns the transcript as committed, and whether the committed rows are the ones the request was built from.
+ */
+export async function landInFlight(db: Store, state: RunState, step: InFlightStep): Promise<{ rows: TranscriptRow[]; asSent: boolean }> {
+  const written = await step.committed;
+  const asSent =
+    written.length === step.rows.length &&
+    written.every((row, i) => {
+      const sent = step.rows[i]!;
+      return row.role === sent.role && (row.content as unknown[]).length === (sent.content as unknown[]).length;
+    });
+  state.transcript ??= await loadTranscript(db, state.ref.conversationId);
+  return { rows: state.transcript, asSent };
+}

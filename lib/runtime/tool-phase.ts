@@ -186,6 +186,8 @@ export async function finishToolPhase(
     followUps: Array<{ call: PhaseCall; execution: Execution }>;
     /** `w` appends the tool_use message itself (as its first message): its content, for the transcript */
     assistantContent?: ContentBlock[];
+    /** the step changed nothing in the world (its calls were read-only): the next request need not wait for it */
+    overlapNextRequest?: boolean;
   },
   /** write in this transaction (an effect's) and hand back what to do once it commits */
   inTx?: { tx: Store; afterCommit: (fn: () => void) => void },
@@ -207,12 +209,14 @@ export async function finishToolPhase(
   // The ONE user message answering the assistant message, with the customer text that waited for it.
   const blocks: ContentBlock[] = f.uses.map((use) => {
     const call = calls.find((c) => c.toolUseId === use.id)!;
+    // Keys in jsonb's own order (by length): the block the request sends is byte for byte the one read back later,
+    // so a provider's prompt cache still matches the next request's prefix.
     return {
       type: "tool_result",
-      tool_use_id: use.id,
       content: toolResultText(call.result),
       ...(call.isError ? { is_error: true } : {}),
-    };
+      tool_use_id: use.id,
+    } as ContentBlock;
   });
   // Customer text that waited goes with the results while the run's own messages leave room under the context budget
   // (they are never summarised); past that it waits for the run's end and starts the next run.
@@ -235,22 +239,43 @@ export async function finishToolPhase(
     state.transcript = null;
     return { kind: "ended", ...ended };
   }
-  const row = await w.run<{ seq: number; content: ContentBlock[]; effects: string[]; acted: number; assistantSeq: number | null }>(
-    db,
-    sql`${sql.raw(results)}.seq, ${sql.raw(results)}.content, ${runDoneColumns(ref.id, settlingNow)},
-      ${f.assistantContent ? sql`(SELECT seq FROM conv_m0)` : sql`NULL::int`} AS "assistantSeq" FROM ${sql.raw(results)}`,
-  );
+  type Written = { seq: number; content: ContentBlock[]; effects: string[]; acted: number; assistantSeq: number | null };
+  const write = () =>
+    w.run<Written>(
+      db,
+      sql`${sql.raw(results)}.seq, ${sql.raw(results)}.content, ${runDoneColumns(ref.id, settlingNow)},
+        ${f.assistantContent ? sql`(SELECT seq FROM conv_m0)` : sql`NULL::int`} AS "assistantSeq" FROM ${sql.raw(results)}`,
+    );
   // What the run has done, and the transcript, as this step left them (once it is committed).
-  const committed = () => {
-    state.done = { effects: row!.effects, acted: row!.acted + calls.filter((c) => settlingNow.includes(c.id) && actedCall(c)).length };
+  const committed = (row: Written) => {
+    state.done = { effects: row.effects, acted: row.acted + calls.filter((c) => settlingNow.includes(c.id) && actedCall(c)).length };
     const written: TranscriptRow[] = [];
     if (f.assistantContent)
-      written.push({ seq: row!.assistantSeq!, role: "assistant", content: f.assistantContent, author: "AGENT", runId: ref.id });
-    written.push({ seq: row!.seq, role: "user", content: row!.content, author: "HARNESS", runId: ref.id });
+      written.push({ seq: row.assistantSeq!, role: "assistant", content: f.assistantContent, author: "AGENT", runId: ref.id });
+    written.push({ seq: row.seq, role: "user", content: row.content, author: "HARNESS", runId: ref.id });
     extendTranscript(state, ...written);
+    return written;
   };
-  if (inTx) inTx.afterCommit(committed);
-  else committed();
+
+  const known = state.transcript;
+  if (f.overlapNextRequest && !inTx && known?.length) {
+    // In flight while the next request goes out (see InFlightStep): the rows as the request will show them.
+    const last = known[known.length - 1]!.seq;
+    const rows: TranscriptRow[] = [];
+    if (f.assistantContent) rows.push({ seq: last + 1, role: "assistant", content: f.assistantContent, author: "AGENT", runId: ref.id });
+    rows.push({ seq: last + rows.length + 1, role: "user", content: blocks, author: "HARNESS", runId: ref.id });
+    const done = write().then((row) => {
+      const written = committed(row!);
+      failpoint("after-results-appended");
+      return written;
+    });
+    done.catch(() => undefined); // the next step awaits it; until then a failure is not "unhandled"
+    state.inFlight = { rows, committed: done };
+    return { kind: "next" };
+  }
+  const row = await write();
+  if (inTx) inTx.afterCommit(() => committed(row!));
+  else committed(row!);
   failpoint("after-results-appended");
   return { kind: "next" };
 }

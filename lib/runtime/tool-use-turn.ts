@@ -102,5 +102,6 @@ export async function recordToolUseTurn(
     failpoint("after-gate");
     return { kind: "next" };
   }
-  return finishToolPhase(deps, state, w, { uses, calls, followUps, assistantContent: content });
+  // Nothing but reads ran (or nothing ran): the next request may go out while this is committed.
+  return finishToolPhase(deps, state, w, { uses, calls, followUps, assistantContent: content, overlapNextRequest: !followUps.length });
 }

@@ -182,6 +182,119 @@ describe("a tool_use turn recorded with what follows it", () => {
   });
 });
 
+describe("a read-only turn committed while the next request is on its way", () => {
+  const toolUse = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
+  const lookup = (id: string) => ({
+    reply: { content: [toolUse(id, "lookup_order", { order_number: "A-1001" })], stop_reason: "tool_use" },
+  });
+
+  /** A model that runs `before(n)` as its n-th request (0-based) arrives, before answering it. */
+  function modelAround(before: (n: number) => Promise<void>): ModelClient {
+    const inner = h.deps.model;
+    let n = 0;
+    return {
+      ...inner,
+      async send(req, opts) {
+        await before(n++);
+        return inner.send(req, opts);
+      },
+    };
+  }
+
+  it("the next request goes out while the turn is still being committed, and its answer is used only after", async () => {
+    h.script.push(endTurn("Hello!"));
+    const { conversationId } = await h.say("hi");
+    h.script.push(lookup("toolu_o1"), endTurn("A-1001 was delivered."));
+    // A session holds the conversation's row from the first answer on, so the turn's statement waits for it.
+    const pg = (await import("pg")).default;
+    const blocker = new pg.Client({ connectionString: h.tdb.url });
+    await blocker.connect();
+    let resultsWhenAsked: number | null = null;
+    const model = modelAround(async (n) => {
+      if (n === 0) {
+        await blocker.query("BEGIN");
+        await blocker.query(`SELECT 1 FROM "Conversation" WHERE id = $1 FOR UPDATE`, [conversationId]);
+        setTimeout(() => void blocker.query("COMMIT").catch(() => undefined), 3_000); // the fallback: never a deadlock
+      }
+      if (n === 1) {
+        resultsWhenAsked = await h.db.message.count({ where: { conversationId, role: "user", author: "HARNESS" } });
+        await blocker.query("COMMIT").catch(() => undefined);
+      }
+    });
+    try {
+      const { runId, result } = await sendAndAdvance(conversationId, "where is A-1001?", model);
+      expect(result.phase).toBe("COMPLETED");
+      // Asked while the results were not committed yet (the row lock held them back): the commit overlapped the request.
+      expect(resultsWhenAsked).toBe(0);
+      expect(await shownAgentReplies(conversationId)).toEqual(["Hello!", "A-1001 was delivered."]);
+      const calls = await h.db.modelCall.findMany({ where: { runId }, orderBy: { turn: "asc" } });
+      const [turn, results] = await h.db.message.findMany({
+        where: { runId, role: { in: ["assistant", "user"] }, author: { not: "CUSTOMER" } },
+        orderBy: { seq: "asc" },
+      });
+      // The second call is recorded as having seen the results as committed.
+      expect(calls.map((c) => [c.turn, c.error, c.throughSeq])).toEqual([
+        [1, null, turn!.seq - 1],
+        [2, null, results!.seq],
+      ]);
+      expect(await h.transcriptProblems(conversationId)).toEqual([]);
+    } finally {
+      await blocker.end();
+    }
+  });
+
+  it("customer text that joins the results meanwhile: the answer to the request without it is kept on record, never used, and the turn asked again", async () => {
+    h.script.push(endTurn("Hello!"));
+    const { conversationId } = await h.say("hi");
+    h.script.push(
+      lookup("toolu_o2"),
+      endTurn("A-1001 was delivered."),
+      endTurn("A-1001 was delivered, and I can help with the address too."),
+    );
+    const model = modelAround(async (n) => {
+      if (n !== 0) return;
+      const queued = await receiveCustomerMessage(h.db, {
+        tenantId: h.acme.id,
+        conversationId,
+        text: "Also, can I change my address?",
+        model: "m",
+      });
+      expect(queued.kind).toBe("queued");
+    });
+    const { runId, result } = await sendAndAdvance(conversationId, "where is A-1001?", model);
+    expect(result.phase).toBe("COMPLETED");
+    const requests = h.script.requests.slice(-3).map((r) => JSON.stringify(r.messages.at(-1)));
+    expect(requests[1]).not.toContain("change my address"); // sent before the commit said what the results hold
+    expect(requests[2]).toContain("change my address");
+    expect(await shownAgentReplies(conversationId)).toEqual(["Hello!", "A-1001 was delivered, and I can help with the address too."]);
+    const calls = await h.db.modelCall.findMany({ where: { runId }, orderBy: { turn: "asc" } });
+    expect(calls.map((c) => [c.turn, c.error?.split(":")[0] ?? null])).toEqual([
+      [1, null],
+      [2, "superseded"],
+      [3, null],
+    ]);
+    expect(await h.db.message.count({ where: { conversationId, pendingDelivery: true } })).toBe(0);
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
+  });
+
+  it("a lease lost while the turn is committed: the answer that went out meanwhile is never written or shown", async () => {
+    h.script.push(endTurn("Hello!"));
+    const { conversationId } = await h.say("hi");
+    h.script.push(lookup("toolu_o3"), endTurn("A-1001 was delivered."));
+    let runId = "";
+    const model = modelAround(async (n) => {
+      if (n !== 0) return;
+      runId = (await h.db.run.findFirstOrThrow({ where: { conversationId, phase: "RUNNING" } })).id;
+      await h.db.run.update({ where: { id: runId }, data: { leaseOwner: "another-worker" } }); // taken over meanwhile
+    });
+    const { result } = await sendAndAdvance(conversationId, "where is A-1001?", model);
+    expect(result.phase).toBe("LEASE_LOST");
+    expect(await shownAgentReplies(conversationId)).toEqual(["Hello!"]);
+    expect(await h.db.toolCall.count({ where: { runId } })).toBe(0);
+    expect(await h.db.modelCall.count({ where: { runId } })).toBe(0);
+  });
+});
+
 describe("intake in one statement", () => {
   it("a policy published after this process cached the old one governs the next run", async () => {
     h.script.push(endTurn("Hello!"));
