@@ -362,6 +362,11 @@ export const variables = {
     default: "3310,3311",
     description: "`npm run load`: the two ports of its web processes",
   }),
+  LOAD_MODEL: variable(z.enum(["server", "in-process"]).default("server"), {
+    group: "testing",
+    default: "server",
+    description: "`npm run load`: the offline model behind HTTP in a process of its own (as Claude), or `in-process`",
+  }),
   BENCH_ROUNDS: variable(wholeNumber(1).default(3), {
     group: "testing",
     default: "3",

@@ -1,6 +1,6 @@
 /**
  * The real server for the load run: `next start` on two ports and two `npm run worker` processes, all on one
- * database. Each is started in its own process group, so stopping it stops its children too (npm → tsx → node,
+ * database, and the offline model in a process of its own. Each is started in its own process group, so stopping it stops its children too (npm → tsx → node,
  * next → its workers), and nothing else.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -44,6 +44,27 @@ export class Cluster {
     return this.start(`web-${port}`, process.execPath, [nextBin, "start", "-p", String(port)], {
       PORT: String(port),
       NEXTAUTH_URL: `http://localhost:${port}`,
+    });
+  }
+
+  /**
+   * The offline model behind HTTP (scripts/offline-model-server.ts), as Claude is: its work happens outside the web
+   * and worker processes, which reach it through the real SDK client (ANTHROPIC_BASE_URL). Resolves with its port.
+   */
+  async modelServer(): Promise<number> {
+    const log = path.join(this.logDir, "model.log");
+    const err = fs.openSync(log, "w");
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/offline-model-server.ts"], {
+      cwd: this.root,
+      env: this.env,
+      stdio: ["pipe", "pipe", err], // it exits when its stdin ends, so the pipe stays open while we run
+      detached: true,
+    });
+    fs.closeSync(err);
+    this.members.push({ name: "model", child, log });
+    return new Promise<number>((resolve, reject) => {
+      child.stdout!.once("data", (line) => resolve((JSON.parse(String(line)) as { port: number }).port));
+      child.once("exit", (code) => reject(new Error(`the offline model server exited (${code}); see ${log}`)));
     });
   }
 

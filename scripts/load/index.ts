@@ -48,6 +48,8 @@ const HANDOFFS = Math.min(num("LOAD_HANDOFFS", 100), VISITORS);
 const REVIEWERS = num("LOAD_REVIEWERS", 10);
 const THINK_MS = Number(process.env.LOAD_THINK_MS ?? 500);
 const QUEUE_HANDOFFS = num("LOAD_QUEUE_HANDOFFS", 100_000);
+/** `server`: the offline model in a process of its own behind HTTP (as Claude); `in-process`: inside each server process. */
+const MODEL = env().LOAD_MODEL;
 const PORTS = (process.env.LOAD_PORTS ?? "3310,3311").split(",").map((p) => Number(p.trim()));
 const REPLY_TIMEOUT_MS = 60_000;
 /** The outcome of a parked refund reaches the chat after the race: waited for from before it starts. */
@@ -142,12 +144,24 @@ async function main() {
 
   const cluster = new Cluster(root, logDir, childEnv);
   cleanup.push(() => cluster.stop());
+  if (MODEL === "server") {
+    // The model is a service the processes call over HTTP, as Claude is (the same SDK client, the Messages API), so
+    // its work does not hold up a web process's event loop; "model time excluded" then excludes only the model.
+    const port = await cluster.modelServer();
+    Object.assign(childEnv, {
+      ANTHROPIC_API_KEY: "offline-model-server",
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ANTHROPIC_MODEL: "offline-support-model",
+    });
+  }
   for (const port of PORTS.slice(0, 2)) cluster.web(port);
   cluster.worker(1);
   cluster.worker(2);
   const bases = PORTS.slice(0, 2).map((p) => `http://127.0.0.1:${p}`);
   await Promise.all(bases.map((b) => waitHealthy(`${b}/api/health`, cluster, 120_000)));
-  log(`serving: web ${PORTS.slice(0, 2).join(" and ")}, workers ×2 (logs in ${path.relative(root, logDir)}/)`);
+  log(
+    `serving: web ${PORTS.slice(0, 2).join(" and ")}, workers ×2, model ${MODEL === "server" ? "in a process of its own (HTTP)" : "inside each process"} (logs in ${path.relative(root, logDir)}/)`,
+  );
 
   const sampler = sampleConnections(url, new URL(url).pathname.slice(1));
   cleanup.push(() => sampler.stop());
@@ -356,7 +370,7 @@ async function main() {
     `  machine: ${cores} cores; load average ${loadAvgBefore.toFixed(2)} before, ${loadAvgDuring.toFixed(2)} at the end of phase 1 (1-min)`,
   );
   console.log(
-    `  server: 2 × next start (${PORTS.slice(0, 2).join(", ")}), 2 × npm run worker, ${config.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; offline model`,
+    `  server: 2 × next start (${PORTS.slice(0, 2).join(", ")}), 2 × npm run worker, ${config.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; offline model ${MODEL === "server" ? "in a process of its own (HTTP, as Claude)" : "inside each server process"}`,
   );
   line(
     "conversations opened per second",
