@@ -58,6 +58,8 @@ export default defineConfig({
       PORT: String(port),
       SUPPORT_DB_NAME: process.env.SUPPORT_DB_NAME!,
       SUPPORT_WORKER_INTERVAL_MS: "500",
+      // The webhook spec's receiver listens on 127.0.0.1.
+      SUPPORT_WEBHOOK_PRIVATE_TARGETS: "allow",
       NEXTAUTH_URL: `http://localhost:${port}`,
     },
     reuseExistingServer: false,

@@ -29,6 +29,8 @@ export default defineConfig({
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       // The offline model streams without pauses under test (its "typing" pace is for people watching).
       SUPPORT_OFFLINE_STREAM_PACE_MS: process.env.SUPPORT_OFFLINE_STREAM_PACE_MS ?? "0",
+      // Test receivers listen on 127.0.0.1 (lib/webhooks/target.test.ts checks the refusal with "deny").
+      SUPPORT_WEBHOOK_PRIVATE_TARGETS: "allow",
     },
   },
 });

@@ -237,6 +237,11 @@ export const variables = {
     description:
       "requests one JSON API token may make per minute (counted in PostgreSQL, across every web process); beyond it `429` with `Retry-After`",
   }),
+  SUPPORT_WEBHOOK_PRIVATE_TARGETS: variable(z.enum(["deny", "allow"]).default("deny"), {
+    group: "product",
+    default: "deny",
+    description: "`allow`: webhooks may be delivered to loopback, private and link-local addresses (a receiver on your own network)",
+  }),
   SUPPORT_SKIP_SEED: variable(flag().default(false), {
     group: "product",
     default: "`0`",

@@ -9,6 +9,7 @@ import { addAudit } from "@/lib/store/audit";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "@/lib/store/events";
 import { Statement } from "@/lib/store/statement";
 import { queueTestEvent } from "@/lib/webhooks/outbox";
+import { refusedHost } from "@/lib/webhooks/target";
 import { requireAdmin, type SettingsActor } from "./admin";
 
 export const MAX_WEBHOOK_ENDPOINTS = 20;
@@ -53,6 +54,11 @@ export function parseEndpointUrl(raw: unknown): string {
   if (url.username || url.password)
     throw new AppError("INVALID_INPUT", "Put no user name or password in the URL: deliveries are signed instead.", { field: "url" });
   if (text.length > 2000) throw new AppError("INVALID_INPUT", "The URL is too long (2,000 characters at most).", { field: "url" });
+  // A name is checked again on every delivery, on the address it resolves to then (lib/webhooks/target).
+  if (refusedHost(url))
+    throw new AppError("INVALID_INPUT", "Deliveries go to public addresses only, not to this machine or a private network.", {
+      field: "url",
+    });
   return url.toString();
 }
 

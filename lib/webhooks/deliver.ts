@@ -8,10 +8,13 @@
 // same event id — so a receiver that de-duplicates sees it once. Failures retry with exponential backoff (with a
 // little jitter) until `maxAttempts`, then the delivery is marked failed and the next one goes.
 import { randomUUID } from "node:crypto";
+import http from "node:http";
+import https from "node:https";
 import { sql } from "kysely";
 import { Webhook } from "standardwebhooks";
 import type { Store } from "@/lib/db/kysely";
 import { log } from "@/lib/log";
+import { PrivateTargetError, publicOnlyLookup, refusedHost } from "./target";
 
 export interface DeliveryOptions {
   /** who is delivering (leases name it) */
@@ -89,23 +92,57 @@ export interface SendResult {
   error: string | null;
 }
 
-/** One HTTP POST; never throws (a refused connection or a timeout is an outcome, with its reason). */
-export async function sendOnce(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
+/**
+ * One HTTP POST; never throws (a refused connection, a refused target or a timeout is an outcome, with its reason).
+ * Sent with node:http so the connection's address can be checked as it is resolved (./target); redirects are not
+ * followed (a 3xx is a failed attempt).
+ */
+export function sendOnce(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
   const started = performance.now();
-  try {
-    const res = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
-    const text = await res.text().catch(() => "");
-    const durationMs = Math.round(performance.now() - started);
-    if (res.status >= 200 && res.status < 300) return { statusCode: res.status, durationMs, error: null };
-    const snippet = text.trim().slice(0, 200);
-    return { statusCode: res.status, durationMs, error: `HTTP ${res.status}${snippet ? `: ${snippet}` : ""}` };
-  } catch (err) {
-    const durationMs = Math.round(performance.now() - started);
-    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    const reason =
-      e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message ?? "request failed");
-    return { statusCode: null, durationMs, error: reason };
-  }
+  const outcome = (statusCode: number | null, error: string | null): SendResult => ({
+    statusCode,
+    durationMs: Math.round(performance.now() - started),
+    error,
+  });
+  const target = new URL(url);
+  const refused = refusedHost(target);
+  if (refused) return Promise.resolve(outcome(null, refused));
+  return new Promise<SendResult>((resolve) => {
+    const send = target.protocol === "https:" ? https.request : http.request;
+    const req = send(
+      target,
+      { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup: publicOnlyLookup },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        res.on("data", (chunk: Buffer) => {
+          if (kept < 1024) chunks.push(chunk);
+          kept += chunk.length;
+        });
+        res.on("error", (err) => finish(outcome(status || null, err.message)));
+        res.on("end", () => {
+          if (status >= 200 && status < 300) return finish(outcome(status, null));
+          const snippet = Buffer.concat(chunks).toString("utf8").trim().slice(0, 200);
+          finish(outcome(status, `HTTP ${status}${snippet ? `: ${snippet}` : ""}`));
+        });
+      },
+    );
+    const timer = setTimeout(
+      () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: "TIMEOUT" })),
+      timeoutMs,
+    );
+    const finish = (result: SendResult) => {
+      clearTimeout(timer);
+      resolve(result);
+    };
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      const reason =
+        err instanceof PrivateTargetError || err.code === "TIMEOUT" ? err.message : (err.code ?? err.message ?? "request failed");
+      finish(outcome(null, reason));
+    });
+    req.end(body);
+  });
 }
 
 /** Claims up to `limit` enabled endpoints whose oldest pending delivery is due, each under a fresh lease. */
