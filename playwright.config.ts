@@ -23,7 +23,8 @@ export default defineConfig({
   fullyParallel: false,
   workers: 2,
   retries: 0,
-  timeout: 90_000,
+  // Generous: on a slow 2-core machine a spec with three signed-in browsers took over 90 s (not hung; each step slow).
+  timeout: 180_000,
   expect: { timeout: 20_000 },
   reporter: process.env.CI ? [["list"]] : [["list"], ["html", { open: "never" }]],
   use: {
