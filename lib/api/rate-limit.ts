@@ -79,6 +79,57 @@ function createCounter(pool: pg.Pool, keyPrefix: string, policy: RateLimitPolicy
   };
 }
 
+/** One limit a request is counted against: the row `rateLimitCounter(pool, name, policy)` counts for `key`. */
+export interface CountedLimit {
+  name: string;
+  policy: RateLimitPolicy;
+  key: string;
+}
+
+// Rows over their limit, with when their window ends: refused from memory until then (per pool, as the counters' own).
+const blockedRows = new WeakMap<pg.Pool, Map<string, number>>();
+
+/**
+ * Counts one request against several limits in ONE statement — one round trip and one commit instead of one each —
+ * on the same rows as `rateLimitCounter`, so both see the same counts. Every limit is counted; the answer is the first
+ * limit over its number, in the order given (its index), or null. A row over its limit is then refused from this
+ * process's memory until its window ends, so a flood costs no further writes.
+ */
+export async function countTogether(pool: pg.Pool, limits: CountedLimit[]): Promise<{ index: number; retryAfterSeconds: number } | null> {
+  const now = Date.now();
+  const rows = limits.map((l) => `${l.name}${l.policy.points}per${l.policy.windowSeconds}s:${l.key}`);
+  const blocked = blockedRows.get(pool) ?? new Map<string, number>();
+  blockedRows.set(pool, blocked);
+  for (const [index, row] of rows.entries()) {
+    const until = blocked.get(row);
+    if (until === undefined) continue;
+    if (until > now) return { index, retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) };
+    blocked.delete(row);
+  }
+  const fresh = new Map(rows.map((row, i) => [row, now + limits[i]!.policy.windowSeconds * 1000]));
+  // Rows are locked in key order, so two requests sharing rows (the shop's) never wait for each other crosswise.
+  const { rows: counted } = await pool.query<{ key: string; points: number; expire: string | null }>({
+    text: `INSERT INTO "ApiRateLimit" (key, points, expire)
+      SELECT k, 1, e FROM unnest($1::text[], $2::int8[]) AS x(k, e) ORDER BY k
+      ON CONFLICT (key) DO UPDATE SET
+        points = CASE WHEN "ApiRateLimit".expire <= $3 THEN 1 ELSE "ApiRateLimit".points + 1 END,
+        expire = CASE WHEN "ApiRateLimit".expire <= $3 THEN EXCLUDED.expire ELSE "ApiRateLimit".expire END
+      RETURNING key, points, expire`,
+    values: [[...fresh.keys()], [...fresh.values()], now],
+    types: pg.types, // the epoch in milliseconds as text, not our pool's bigint
+  });
+  const byRow = new Map(counted.map((r) => [r.key, r]));
+  for (const [index, row] of rows.entries()) {
+    const r = byRow.get(row);
+    if (!r || r.points <= limits[index]!.policy.points) continue;
+    const until = r.expire === null ? now + 1000 : Number(r.expire);
+    if (blocked.size > 10_000) for (const [k, t] of blocked) if (t <= now) blocked.delete(k);
+    blocked.set(row, until);
+    return { index, retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) };
+  }
+  return null;
+}
+
 /** The limiter of a pool and policy for API tokens. */
 export function apiRateLimiter(pool: pg.Pool, policy: RateLimitPolicy): ApiRateLimiter {
   const counter = rateLimitCounter(pool, "api", policy);
