@@ -1,5 +1,7 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
+import { sql } from "kysely";
+import { type Store, storeOf } from "@/lib/db/kysely";
 import { hashToken } from "./intake";
 
 /** Finds a widget conversation by its visitor token (constant work: a hash lookup); a wrong token is NOT_FOUND. */
@@ -16,42 +18,68 @@ export async function conversationByToken(db: PrismaTx, tenantId: string, token:
  * replies (with the person's name), plus an honest status: working, waiting for a person, or with a person.
  */
 export async function customerView(db: PrismaTx, conversationId: string, afterSeq = 0) {
-  const conversation = await db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
-  const [messages, run, pending, staff] = await Promise.all([
-    db.message.findMany({ where: { conversationId, shownToCustomer: true, seq: { gt: afterSeq } }, orderBy: { seq: "asc" } }),
-    conversation.activeRunId ? db.run.findUnique({ where: { id: conversation.activeRunId } }) : null,
-    db.handoff.findMany({
-      where: { conversationId, kind: "APPROVAL", status: "PENDING" },
-      select: { id: true, amountCents: true, payload: true },
-    }),
-    db.staffUser.findMany({ where: { tenantId: conversation.tenantId }, select: { id: true, name: true } }),
-  ]);
-  const names = new Map(staff.map((s) => [s.id, s.name]));
-  const owner = conversation.ownerStaffId ? (names.get(conversation.ownerStaffId) ?? "A person") : null;
+  return (await readCustomerView(storeOf(db), conversationId, afterSeq)).view;
+}
+
+type ViewRow = {
+  status: string;
+  messageCount: number;
+  verifiedCustomerId: string | null;
+  verificationExpiresAt: Date | null;
+  ownerStaffId: string | null;
+  ownerName: string | null;
+  runPhase: string | null;
+  pending: number;
+  cursor: bigint | string;
+  messages: { seq: number; author: string; staffId: string | null; staffName: string | null; text: string | null; at: number }[];
+};
+
+/**
+ * The customer's view (messages after `afterSeq`) and the conversation's newest event id, in one statement — the
+ * widget reads it on every live update, so it is one round trip, and its parts are one snapshot.
+ */
+export async function readCustomerView(store: Store, conversationId: string, afterSeq = 0) {
+  // Names are a person's in this shop only; `at` is epoch milliseconds (createdAt is stored as UTC).
+  const { rows } = await sql<ViewRow>`
+    SELECT c.status::text AS status, c."messageCount", c."verifiedCustomerId", c."verificationExpiresAt", c."ownerStaffId",
+      (SELECT s.name FROM "StaffUser" s WHERE s.id = c."ownerStaffId" AND s."tenantId" = c."tenantId") AS "ownerName",
+      (SELECT r.phase::text FROM "Run" r WHERE r.id = c."activeRunId") AS "runPhase",
+      (SELECT count(*)::int FROM "Handoff" h
+        WHERE h."conversationId" = c.id AND h.kind = 'APPROVAL' AND h.status = 'PENDING') AS pending,
+      (SELECT coalesce(max(e.id), 0) FROM "Event" e WHERE e."conversationId" = c.id) AS cursor,
+      (SELECT coalesce(json_agg(json_build_object(
+          'seq', m.seq, 'author', m.author, 'staffId', m."staffId", 'staffName', s.name, 'text', m."displayText",
+          'at', floor(extract(epoch FROM m."createdAt") * 1000)) ORDER BY m.seq), '[]'::json)
+        FROM "Message" m LEFT JOIN "StaffUser" s ON s.id = m."staffId" AND s."tenantId" = c."tenantId"
+        WHERE m."conversationId" = c.id AND m."shownToCustomer" AND m.seq > ${afterSeq}) AS messages
+    FROM "Conversation" c WHERE c.id = ${conversationId}`.execute(store);
+  const c = rows[0];
+  if (!c) throw new AppError("NOT_FOUND", "This conversation was not found.");
   const status =
-    conversation.status === "human"
+    c.status === "human"
       ? "with_person"
-      : run?.phase === "WAITING_FOR_APPROVAL"
+      : c.runPhase === "WAITING_FOR_APPROVAL"
         ? "waiting_for_approval"
-        : run?.phase === "RUNNING" || run?.phase === "WAITING_FOR_RETRY"
+        : c.runPhase === "RUNNING" || c.runPhase === "WAITING_FOR_RETRY"
           ? "working"
-          : conversation.status === "escalated"
+          : c.status === "escalated"
             ? "waiting_for_person"
             : "idle";
-  return {
+  const view = {
     conversationId,
     status,
-    owner,
-    verified: !!conversation.verifiedCustomerId && (!conversation.verificationExpiresAt || conversation.verificationExpiresAt > new Date()),
-    pendingApprovals: pending.length,
-    lastSeq: conversation.messageCount,
-    messages: messages.map((m) => ({
+    owner: c.ownerStaffId ? (c.ownerName ?? "A person") : null,
+    verified: !!c.verifiedCustomerId && (!c.verificationExpiresAt || c.verificationExpiresAt > new Date()),
+    pendingApprovals: c.pending,
+    lastSeq: c.messageCount,
+    messages: c.messages.map((m) => ({
       seq: m.seq,
       from: m.author === "CUSTOMER" ? "customer" : m.author === "STAFF" ? "person" : m.author === "AGENT" ? "agent" : "system",
-      name: m.author === "STAFF" && m.staffId ? (names.get(m.staffId) ?? "Support") : null,
-      text: m.displayText ?? "",
-      at: m.createdAt,
+      name: m.author === "STAFF" && m.staffId ? (m.staffName ?? "Support") : null,
+      text: m.text ?? "",
+      at: new Date(m.at),
     })),
   };
+  return { cursor: BigInt(c.cursor), view };
 }
 export type CustomerView = Awaited<ReturnType<typeof customerView>>;

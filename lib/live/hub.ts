@@ -23,11 +23,41 @@ interface Hub {
   byTenant: Map<string, Set<Waiter>>;
   byConversation: Map<string, Set<Waiter>>;
   drafts: Map<string, Draft>;
+  /** the newest event id notified for each conversation, and when */
+  announced: Map<string, { id: bigint; at: number }>;
 }
 
 const g = globalThis as typeof globalThis & { __supportHub?: Hub };
-const hub: Hub = (g.__supportHub ??= { ready: null, byTenant: new Map(), byConversation: new Map(), drafts: new Map() });
+const hub: Hub = (g.__supportHub ??= {
+  ready: null,
+  byTenant: new Map(),
+  byConversation: new Map(),
+  drafts: new Map(),
+  announced: new Map(),
+});
 hub.drafts ??= new Map();
+hub.announced ??= new Map();
+
+/** An announcement is kept this long (a stream reads what it announced well within it). */
+const ANNOUNCED_TTL_MS = 60_000;
+
+/**
+ * The newest event id a notification announced for the conversation (0 if none lately). A notification is sent at
+ * commit, so an event up to this id exists: a stream whose cursor is below it has something to read, even when the
+ * notification came while it was not waiting, or its read was held back by an older transaction still in flight.
+ */
+export function announcedUpTo(conversationId: string): bigint {
+  return hub.announced.get(conversationId)?.id ?? 0n;
+}
+
+function noteAnnounced(conversationId: string, id: bigint): void {
+  const known = hub.announced.get(conversationId);
+  if (known && known.id >= id) return;
+  hub.announced.set(conversationId, { id, at: Date.now() });
+  if (hub.announced.size > 20_000) {
+    for (const [k, a] of hub.announced) if (Date.now() - a.at > ANNOUNCED_TTL_MS) hub.announced.delete(k);
+  }
+}
 
 /** A draft lives at most this long without news (a worker that died mid-reply leaves none behind for good). */
 const DRAFT_TTL_MS = 120_000;
@@ -68,7 +98,8 @@ function start(): Promise<boolean> {
         "support_events",
         (payload) => {
           try {
-            const { t, c } = JSON.parse(payload) as { t: string; c: string | null };
+            const { t, c, id } = JSON.parse(payload) as { t: string; c: string | null; id?: string };
+            if (c && id && /^\d{1,19}$/.test(id)) noteAnnounced(c, BigInt(id));
             wakeAll(hub.byTenant.get(t));
             if (c) wakeAll(hub.byConversation.get(c));
           } catch {

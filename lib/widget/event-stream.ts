@@ -23,6 +23,8 @@ const HEARTBEAT_MS = 10_000;
 const FALLBACK_POLL_MS = 1_000;
 /** After a notification that brought nothing yet (an older transaction still in flight holds it back), read again. */
 const SETTLE_MS = 150;
+/** How long an announced event may stay held back before the stream goes back to waiting for the next notification. */
+const HELD_BACK_MAX_MS = 10_000;
 
 /** A non-negative decimal event id, 0 when absent, null when malformed. */
 export function parseCursor(value: string | null): bigint | null {
@@ -70,6 +72,8 @@ export function followEvents(a: {
   wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
   /** The reply being written, if any (lib/live/hub `currentDraft`): sent as `draft` frames whenever it changes. */
   draft?: () => { runId: string; text: string | null; n: number } | null;
+  /** The newest event id announced as committed for this stream (lib/live/hub `announcedUpTo`). */
+  announced?: () => bigint;
 }): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const stop = new AbortController();
@@ -84,6 +88,7 @@ export function followEvents(a: {
       const deadline = Date.now() + STREAM_LIFETIME_MS;
       let lastWrite = Date.now();
       let settle = 0;
+      let heldBackSince: number | null = null;
       let draftSent = -1;
       let sentAnyDraft = false;
       try {
@@ -96,6 +101,7 @@ export function followEvents(a: {
           if (events.length) {
             lastWrite = Date.now();
             settle = 0;
+            heldBackSince = null;
             if (events.length >= 100) continue; // more are waiting
           }
           const draft = a.draft?.() ?? null;
@@ -110,6 +116,15 @@ export function followEvents(a: {
             send(": ping\n\n");
             lastWrite = Date.now();
           }
+          if ((a.announced?.() ?? 0n) > cursor) {
+            // Committed (it was announced) but not read yet: an older transaction still in flight holds it back, or
+            // its notification came while this stream was reading. Read again soon rather than wait for the next one.
+            heldBackSince ??= Date.now();
+            if (Date.now() - heldBackSince < HELD_BACK_MAX_MS) {
+              await sleep(SETTLE_MS, stop.signal);
+              continue;
+            }
+          } else heldBackSince = null;
           if (settle > 0) {
             settle--;
             await sleep(SETTLE_MS, stop.signal);

@@ -5,7 +5,8 @@ import { poolOf } from "@/lib/db/sql";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { rateLimitCounter, type RateLimitPolicy } from "@/lib/api/rate-limit";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { type CountedLimit, countTogether, rateLimitCounter, type RateLimitPolicy } from "@/lib/api/rate-limit";
 import { loadPolicy } from "@/lib/runtime/policy";
 import type { WidgetTenant } from "./session";
 
@@ -13,7 +14,7 @@ import type { WidgetTenant } from "./session";
  * The public widget's limits, counted in PostgreSQL (the API tokens' store, lib/api/rate-limit.ts) so they hold across
  * every web process. Messages are limited per conversation, per client IP and per shop, new conversations per client
  * IP — the numbers are the shop's policy (`limits`, Settings → Policy). Reads (the view, live updates) are limited per
- * client IP by SUPPORT_WIDGET_READS_PER_MIN. Over a limit: 429 RATE_LIMITED, a Retry-After, and a sentence
+ * client IP by SUPPORT_WIDGET_READS_PER_MIN, in each process's memory (see limitRead). Over a limit: 429 RATE_LIMITED, a Retry-After, and a sentence
  * the widget shows as it is. Nothing is stored for a refused request, so nothing is half-written.
  */
 
@@ -42,6 +43,21 @@ async function limitsOf(db: PrismaClient, tenant: WidgetTenant) {
   return (await loadPolicy(storeOf(db), tenant.id, tenant.policyVersion)).rules.limits;
 }
 
+function poolFor(db: PrismaClient) {
+  const pool = poolOf(db);
+  if (!pool) throw new Error("the widget's database client has no pg pool (create it with createPrisma)");
+  return pool;
+}
+
+function refuse(
+  l: { name: string; policy: RateLimitPolicy; scope: Scope; message: (seconds: number) => string },
+  retryAfterSeconds: number,
+): never {
+  const { points, windowSeconds } = l.policy;
+  log.warn({ limit: l.name, scope: l.scope, points, windowSeconds }, "widget rate limit reached");
+  throw new AppError("RATE_LIMITED", l.message(retryAfterSeconds), { retryAfterSeconds, scope: l.scope });
+}
+
 /** Counts `key` against a limit; over it → AppError RATE_LIMITED with `retryAfterSeconds` and which limit. */
 async function count(
   db: PrismaClient,
@@ -51,25 +67,41 @@ async function count(
   scope: Scope,
   message: (seconds: number) => string,
 ) {
-  const pool = poolOf(db);
-  if (!pool) throw new Error("the widget's database client has no pg pool (create it with createPrisma)");
-  const res = await rateLimitCounter(pool, name, policy).count(key);
-  if (!("refused" in res)) return;
-  log.warn({ limit: name, scope, points: policy.points, windowSeconds: policy.windowSeconds }, "widget rate limit reached");
-  throw new AppError("RATE_LIMITED", message(res.retryAfterSeconds), {
-    retryAfterSeconds: res.retryAfterSeconds,
-    scope,
-  });
+  const res = await rateLimitCounter(poolFor(db), name, policy).count(key);
+  if ("refused" in res) refuse({ name, policy, scope, message }, res.retryAfterSeconds);
 }
 
-/** Before a message (or a request for a person) is taken: per conversation, per client IP, per shop. */
+/**
+ * Before a message (or a request for a person) is taken: per conversation, per client IP, per shop — counted together,
+ * in one statement; over any of them, the first in that order answers.
+ */
 export async function limitMessage(db: PrismaClient, tenant: WidgetTenant, conversationId: string, ip: string | null) {
   const limits = await limitsOf(db, tenant);
   const perMinute = (points: number) => ({ points, windowSeconds: 60 });
-  await count(db, "wmsgconv", perMinute(limits.messagesPerMinutePerConversation), conversationId, "conversation", RATE_LIMITED_MESSAGE);
-  // Without a usable address (no proxy header at all) the shop's own limit still holds.
-  if (ip) await count(db, "wmsgip", perMinute(limits.messagesPerMinutePerIp), `${tenant.id}:${ip}`, "ip", RATE_LIMITED_MESSAGE);
-  await count(db, "wmsgshop", perMinute(limits.messagesPerMinutePerShop), tenant.id, "shop", SHOP_BUSY_MESSAGE);
+  const counted: (CountedLimit & { scope: Scope; message: (seconds: number) => string })[] = [
+    {
+      name: "wmsgconv",
+      policy: perMinute(limits.messagesPerMinutePerConversation),
+      key: conversationId,
+      scope: "conversation",
+      message: RATE_LIMITED_MESSAGE,
+    },
+    // Without a usable address (no proxy header at all) the shop's own limit still holds.
+    ...(ip
+      ? [
+          {
+            name: "wmsgip",
+            policy: perMinute(limits.messagesPerMinutePerIp),
+            key: `${tenant.id}:${ip}`,
+            scope: "ip" as const,
+            message: RATE_LIMITED_MESSAGE,
+          },
+        ]
+      : []),
+    { name: "wmsgshop", policy: perMinute(limits.messagesPerMinutePerShop), key: tenant.id, scope: "shop", message: SHOP_BUSY_MESSAGE },
+  ];
+  const refused = await countTogether(poolFor(db), counted);
+  if (refused) refuse(counted[refused.index]!, refused.retryAfterSeconds);
 }
 
 /** Before a new conversation is opened (a resumed one is not counted): per client IP, per hour. */
@@ -86,8 +118,28 @@ export async function limitNewConversation(db: PrismaClient, tenant: WidgetTenan
   );
 }
 
-/** Before a read (the conversation's view, live updates): per client IP, per minute, over every shop. */
-export async function limitRead(db: PrismaClient, ip: string | null) {
+const readLimiters = new Map<number, RateLimiterMemory>();
+
+/**
+ * Before a read (the conversation's view, live updates): per client IP, per minute, over every shop. Counted in this
+ * process's memory, not in PostgreSQL: the widget reads on every live update, and a read that wrote a counter row (and
+ * waited for its commit) cost more than the read. A flood is refused by the process it reaches; with N web processes
+ * one address may make up to N× the number. What writes — messages, new conversations — is counted in PostgreSQL.
+ */
+export async function limitRead(ip: string | null) {
   if (!ip) return;
-  await count(db, "wread", { points: env().SUPPORT_WIDGET_READS_PER_MIN, windowSeconds: 60 }, ip, "ip", READS_LIMITED_MESSAGE);
+  const points = env().SUPPORT_WIDGET_READS_PER_MIN;
+  let limiter = readLimiters.get(points);
+  if (!limiter) {
+    limiter = new RateLimiterMemory({ points, duration: 60 });
+    readLimiters.set(points, limiter);
+  }
+  try {
+    await limiter.consume(ip);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    const retryAfterSeconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+    log.warn({ limit: "wread", scope: "ip", points, windowSeconds: 60 }, "widget rate limit reached");
+    throw new AppError("RATE_LIMITED", READS_LIMITED_MESSAGE(retryAfterSeconds), { retryAfterSeconds, scope: "ip" });
+  }
 }

@@ -2,7 +2,8 @@ import "server-only";
 import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { openConversation } from "@/lib/conversations/intake";
-import { conversationByToken, customerView, type CustomerView } from "@/lib/conversations/view";
+import { conversationByToken, type CustomerView, readCustomerView } from "@/lib/conversations/view";
+import { hashToken } from "@/lib/conversations/intake";
 import { loadPolicy } from "@/lib/runtime/policy";
 import { storeOf } from "@/lib/db/kysely";
 import { verifyCustomerIdentity } from "./identity";
@@ -27,39 +28,59 @@ export type WidgetTenant = {
   policyVersion: number;
 };
 
+const SHOP_NOT_FOUND = "This shop was not found.";
+const NO_CONVERSATION = "This chat has no conversation yet. Please reload the chat.";
+const CONVERSATION_NOT_FOUND = "This conversation was not found.";
+
 export async function widgetTenant(db: PrismaTx, slug: string): Promise<WidgetTenant> {
-  const tenant = SHOP_SLUG.test(slug)
-    ? await db.tenant.findUnique({
-        where: { slug },
-        select: {
-          id: true,
-          slug: true,
-          name: true,
-          widgetSecret: true,
-          widgetSecretPrevious: true,
-          widgetSecretPreviousUntil: true,
-          allowedOrigins: true,
-          policyVersion: true,
-        },
-      })
-    : null;
-  if (!tenant) throw new AppError("NOT_FOUND", "This shop was not found.");
+  return (await visitorRead(db, slug, null)).tenant;
+}
+
+/** A token that cannot be a visitor's (no lookup is made for it): wrong type or length. */
+const plausibleToken = (token: string | null): token is string => typeof token === "string" && token.length >= 16 && token.length <= 100;
+
+/**
+ * The shop and the conversation a token opens, read in one statement (every widget request starts here). Unknown shop
+ * → NOT_FOUND; with `token` a string, no such conversation in this shop → NOT_FOUND.
+ */
+async function visitorRead(db: PrismaTx, slug: string, token: string | null) {
+  const row = SHOP_SLUG.test(slug)
+    ? await storeOf(db)
+        .selectFrom("Tenant as t")
+        // A token from another shop joins nothing: "not found", as an unknown token.
+        .leftJoin("Conversation as c", (join) =>
+          join.onRef("c.tenantId", "=", "t.id").on("c.tokenHash", "=", plausibleToken(token) ? hashToken(token) : ""),
+        )
+        .select([
+          "t.id",
+          "t.slug",
+          "t.name",
+          "t.widgetSecret",
+          "t.widgetSecretPrevious",
+          "t.widgetSecretPreviousUntil",
+          "t.allowedOrigins",
+          "t.policyVersion",
+          "c.id as conversationId",
+        ])
+        .where("t.slug", "=", slug)
+        .executeTakeFirst()
+    : undefined;
+  if (!row) throw new AppError("NOT_FOUND", SHOP_NOT_FOUND);
+  const { conversationId, ...tenant } = row;
   addLogContext({ tenantId: tenant.id });
-  return tenant;
+  return { tenant: tenant satisfies WidgetTenant, conversationId };
 }
 
-/** The visitor's conversation, from the token they present; missing → UNAUTHENTICATED, unknown → NOT_FOUND. */
-export async function visitorConversation(db: PrismaTx, tenant: WidgetTenant, token: string | null) {
-  if (!token) throw new AppError("UNAUTHENTICATED", "This chat has no conversation yet. Please reload the chat.");
-  const conversation = await conversationByToken(db, tenant.id, token);
-  addLogContext({ conversationId: conversation.id });
-  return conversation;
-}
-
-/** The newest event id of a conversation (0 if none): live updates continue after it. */
-export async function latestEventId(db: PrismaTx, conversationId: string): Promise<bigint> {
-  const last = await db.event.findFirst({ where: { conversationId }, orderBy: { id: "desc" }, select: { id: true } });
-  return last?.id ?? 0n;
+/**
+ * The shop, and the visitor's conversation from the token they present, in one read: unknown shop → NOT_FOUND, no
+ * token → UNAUTHENTICATED, a token that opens no conversation of this shop → NOT_FOUND.
+ */
+export async function visitorSession(db: PrismaTx, slug: string, token: string | null) {
+  const { tenant, conversationId } = await visitorRead(db, slug, token);
+  if (!token) throw new AppError("UNAUTHENTICATED", NO_CONVERSATION);
+  if (!conversationId) throw new AppError("NOT_FOUND", CONVERSATION_NOT_FOUND);
+  addLogContext({ conversationId });
+  return { tenant, conversation: { id: conversationId } };
 }
 
 export function toWidgetView(view: CustomerView): WidgetView {
@@ -80,11 +101,13 @@ export function toWidgetView(view: CustomerView): WidgetView {
   };
 }
 
-/** The view after a seq, with the cursor read FIRST so an event landing in between is delivered, not lost. */
+/**
+ * The view after a seq and the newest event id, read in one statement: one snapshot, so every event up to the cursor
+ * is in the view and live updates continue after it — nothing landing in between is lost.
+ */
 export async function viewWithCursor(db: PrismaTx, conversationId: string, afterSeq = 0) {
-  const cursor = await latestEventId(db, conversationId);
-  const view = toWidgetView(await customerView(db, conversationId, afterSeq));
-  return { cursor, view };
+  const { cursor, view } = await readCustomerView(storeOf(db), conversationId, afterSeq);
+  return { cursor, view: toWidgetView(view) };
 }
 
 /**

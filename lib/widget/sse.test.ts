@@ -107,6 +107,43 @@ describe("event stream", () => {
     expect(await next()).toEqual(["2"]);
     abort.abort();
   });
+
+  it("reads again while an announced event is held back, without waiting for another notification", async () => {
+    // Event 1 committed and was announced, but an older transaction still in flight keeps it out of reads for 1 s
+    // (more than the three re-reads after a notification); no further notification comes.
+    const visibleAt = Date.now() + 1_000;
+    const feed = [{ id: 1n, type: "message.created", data: { seq: 1 } }];
+    let waits = 0;
+    let waitsBeforeRead = -1;
+    const abort = new AbortController();
+    const stream = followEvents({
+      cursor: 0n,
+      signal: abort.signal,
+      fetch: async (after) => {
+        if (Date.now() < visibleAt) return [];
+        if (waitsBeforeRead < 0) waitsBeforeRead = waits;
+        return feed.filter((e) => e.id > after);
+      },
+      wait: (_ms, signal) => {
+        waits++;
+        return new Promise((r) => signal.addEventListener("abort", () => r("timeout")));
+      },
+      announced: () => 1n,
+    });
+    const reader = stream.getReader();
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    const started = Date.now();
+    let ids: string[] = [];
+    while (!ids.length) {
+      const { value } = await reader.read();
+      ids = parser.push(decoder.decode(value, { stream: true })).flatMap((e) => (e.id ? [e.id] : []));
+    }
+    expect(ids).toEqual(["1"]);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(waitsBeforeRead).toBe(0); // it never went back to waiting while the event was owed
+    abort.abort();
+  });
 });
 
 describe("parseParentMessage", () => {

@@ -2,12 +2,12 @@ import { getPrisma } from "@/lib/db/client";
 import { eventsSince } from "@/lib/events";
 import { AppError } from "@/lib/errors";
 import { assertSameOrigin, bearerToken, widgetRoute, type ShopParams } from "@/lib/widget/http";
-import { visitorConversation, widgetTenant } from "@/lib/widget/session";
+import { visitorSession } from "@/lib/widget/session";
 import { LAST_EVENT_ID_HEADER } from "@/lib/widget/api-types";
 import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, parseCursor } from "@/lib/widget/event-stream";
 import { limitRead } from "@/lib/widget/limits";
 import { clientAddress } from "@/lib/identity/client-address";
-import { currentDraft, waitForFeed } from "@/lib/live/hub";
+import { announcedUpTo, currentDraft, waitForFeed } from "@/lib/live/hub";
 
 /**
  * Live updates for one conversation as Server-Sent Events. Each frame's `id:` is the event id; a client
@@ -20,9 +20,8 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
   const cursor = parseCursor(req.headers.get(LAST_EVENT_ID_HEADER) ?? new URL(req.url).searchParams.get("cursor"));
   if (cursor === null) throw new AppError("INVALID_INPUT", "The event cursor is not valid.");
   const db = await getPrisma();
-  const tenant = await widgetTenant(db, (await ctx.params).shop);
-  await limitRead(db, clientAddress(req.headers));
-  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  await limitRead(clientAddress(req.headers));
+  const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
   const scope = { tenantId: tenant.id, conversationId: conversation.id };
   const stream = followEvents({
     cursor,
@@ -30,6 +29,7 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
     fetch: (after) => eventsSince(db, scope, after, 100),
     wait: (timeoutMs, signal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
     draft: () => currentDraft(conversation.id),
+    announced: () => announcedUpTo(conversation.id),
   });
   return new Response(stream, { headers: eventStreamHeaders });
 });

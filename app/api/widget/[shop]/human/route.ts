@@ -1,7 +1,7 @@
 import { getPrisma } from "@/lib/db/client";
 import { requestHuman } from "@/lib/conversations/request-human";
 import { assertSameOrigin, bearerToken, widgetRoute, json, type ShopParams } from "@/lib/widget/http";
-import { viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
+import { viewWithCursor, visitorSession } from "@/lib/widget/session";
 import { limitMessage } from "@/lib/widget/limits";
 import { clientAddress } from "@/lib/identity/client-address";
 import type { WidgetHumanResponse } from "@/lib/widget/api-types";
@@ -10,8 +10,7 @@ import type { WidgetHumanResponse } from "@/lib/widget/api-types";
 export const POST = widgetRoute("talk to a person", async (req: Request, ctx: ShopParams) => {
   assertSameOrigin(req);
   const db = await getPrisma();
-  const tenant = await widgetTenant(db, (await ctx.params).shop);
-  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
   await limitMessage(db, tenant, conversation.id, clientAddress(req.headers));
   const result = await requestHuman(db, { tenantId: tenant.id, conversationId: conversation.id });
   const { view } = await viewWithCursor(db, conversation.id);

@@ -7,7 +7,7 @@ import { customerTextSchema, receiveCustomerMessage } from "@/lib/conversations/
 import { getRuntime } from "@/lib/runtime/shared-runtime";
 import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
-import { viewWithCursor, visitorConversation, widgetTenant } from "@/lib/widget/session";
+import { viewWithCursor, visitorSession } from "@/lib/widget/session";
 import type { WidgetSendResponse } from "@/lib/widget/api-types";
 import { clientAddress, recordClientAddress } from "@/lib/identity/client-address";
 import { limitMessage } from "@/lib/widget/limits";
@@ -21,9 +21,8 @@ const sendSchema = z.object({ text: customerTextSchema });
 export const POST = widgetRoute("send message", async (req: Request, ctx: ShopParams) => {
   assertSameOrigin(req);
   const db = await getPrisma();
-  const tenant = await widgetTenant(db, (await ctx.params).shop);
   // Authenticate before reading the body, so a forged token is a 404 whatever it sends.
-  const conversation = await visitorConversation(db, tenant, bearerToken(req));
+  const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
   const ip = clientAddress(req.headers);
   // Counted before the body is read: a flood of anything costs one counter update per request and nothing else.
   await limitMessage(db, tenant, conversation.id, ip);
