@@ -139,7 +139,7 @@ export const variables = {
     group: "product",
     default: "600",
     description:
-      "widget reads (the view, live updates) one client IP may make per minute; message and new-chat limits are each shop's policy (`limits`)",
+      "widget reads (the view, live updates) one client IP may make per minute, counted in each web process's memory; message and new-chat limits are each shop's policy (`limits`)",
   }),
   SUPPORT_IN_PROCESS_WORKER: variable(flag().default(true), {
     group: "product",

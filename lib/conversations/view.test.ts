@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
 import { storeOf } from "@/lib/db/kysely";
-import { readCustomerView } from "./view";
+import { readCustomerView, readVisitorView } from "./view";
 
 // The customer's view is read in one statement (the widget reads it on every live update). Checked here against the
 // view spelled out with Prisma reads over a conversation with every kind of message, a person of this shop and one of
@@ -137,6 +137,19 @@ describe("the customer's view in one statement", () => {
     expect((await readCustomerView(storeOf(p), conv.id)).view).toMatchObject({ status: "with_person", verified: true });
     await p.conversation.update({ where: { id: conv.id }, data: { status: "escalated", verificationExpiresAt: new Date(Date.now() - 1) } });
     expect((await readCustomerView(storeOf(p), conv.id)).view).toMatchObject({ status: "waiting_for_person", verified: false });
+  });
+
+  it("a widget read: the shop, the conversation its token opens in that shop only, and the same view", async () => {
+    const p = db.prisma;
+    const acme = await p.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
+    const conv = await p.conversation.create({ data: { tenantId: acme.id, tokenHash: "visitor-hash", status: "open" } });
+    const store = storeOf(p);
+    const read = await readVisitorView(store, "acme", "visitor-hash", 0);
+    expect(read).toEqual({ tenantId: acme.id, conversation: await readCustomerView(store, conv.id, 0) });
+    expect(await readVisitorView(store, "acme", "another-hash", 0)).toEqual({ tenantId: acme.id, conversation: null });
+    const globex = await p.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
+    expect(await readVisitorView(store, "globex", "visitor-hash", 0)).toEqual({ tenantId: globex.id, conversation: null });
+    expect(await readVisitorView(store, "no-such-shop", "visitor-hash", 0)).toBeNull();
   });
 
   it("an unknown conversation is NOT_FOUND", async () => {

@@ -1,6 +1,8 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
+
+type RawSql = RawBuilder<unknown>;
 import { type Store, storeOf } from "@/lib/db/kysely";
 import { hashToken } from "./intake";
 
@@ -39,9 +41,28 @@ type ViewRow = {
  * widget reads it on every live update, so it is one round trip, and its parts are one snapshot.
  */
 export async function readCustomerView(store: Store, conversationId: string, afterSeq = 0) {
+  const from = sql`FROM "Conversation" c WHERE c.id = ${conversationId}`;
+  const c = (await viewStatement(store, sql`c."tenantId"`, from, afterSeq))[0];
+  if (!c?.conversationId) throw new AppError("NOT_FOUND", "This conversation was not found.");
+  return viewOf(c);
+}
+
+/**
+ * The same for a widget request, which names a shop and presents a visitor token: the shop, the conversation the
+ * token opens in it (null: none) and its view, in one statement. Null when there is no such shop.
+ */
+export async function readVisitorView(store: Store, slug: string, tokenHash: string, afterSeq = 0) {
+  const from = sql`FROM "Tenant" t LEFT JOIN "Conversation" c ON c."tenantId" = t.id AND c."tokenHash" = ${tokenHash}
+    WHERE t.slug = ${slug}`;
+  const row = (await viewStatement(store, sql`t.id`, from, afterSeq))[0];
+  if (!row) return null;
+  return { tenantId: row.shopId!, conversation: row.conversationId ? viewOf(row) : null };
+}
+
+async function viewStatement(store: Store, shopId: RawSql, from: RawSql, afterSeq: number) {
   // Names are a person's in this shop only; `at` is epoch milliseconds (createdAt is stored as UTC).
-  const { rows } = await sql<ViewRow>`
-    SELECT c.status::text AS status, c."messageCount", c."verifiedCustomerId", c."verificationExpiresAt", c."ownerStaffId",
+  const { rows } = await sql<ViewRow & { conversationId: string | null; shopId: string | null }>`
+    SELECT c.id AS "conversationId", ${shopId} AS "shopId", c.status::text AS status, c."messageCount", c."verifiedCustomerId", c."verificationExpiresAt", c."ownerStaffId",
       (SELECT s.name FROM "StaffUser" s WHERE s.id = c."ownerStaffId" AND s."tenantId" = c."tenantId") AS "ownerName",
       (SELECT r.phase::text FROM "Run" r WHERE r.id = c."activeRunId") AS "runPhase",
       (SELECT count(*)::int FROM "Handoff" h
@@ -52,9 +73,12 @@ export async function readCustomerView(store: Store, conversationId: string, aft
           'at', floor(extract(epoch FROM m."createdAt") * 1000)) ORDER BY m.seq), '[]'::json)
         FROM "Message" m LEFT JOIN "StaffUser" s ON s.id = m."staffId" AND s."tenantId" = c."tenantId"
         WHERE m."conversationId" = c.id AND m."shownToCustomer" AND m.seq > ${afterSeq}) AS messages
-    FROM "Conversation" c WHERE c.id = ${conversationId}`.execute(store);
-  const c = rows[0];
-  if (!c) throw new AppError("NOT_FOUND", "This conversation was not found.");
+    ${from}`.execute(store);
+  return rows;
+}
+
+function viewOf(c: ViewRow & { conversationId: string | null }) {
+  const conversationId = c.conversationId!;
   const status =
     c.status === "human"
       ? "with_person"

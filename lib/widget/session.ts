@@ -2,7 +2,7 @@ import "server-only";
 import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { openConversation } from "@/lib/conversations/intake";
-import { conversationByToken, type CustomerView, readCustomerView } from "@/lib/conversations/view";
+import { conversationByToken, type CustomerView, readCustomerView, readVisitorView } from "@/lib/conversations/view";
 import { hashToken } from "@/lib/conversations/intake";
 import { loadPolicy } from "@/lib/runtime/policy";
 import { storeOf } from "@/lib/db/kysely";
@@ -81,6 +81,22 @@ export async function visitorSession(db: PrismaTx, slug: string, token: string |
   if (!conversationId) throw new AppError("NOT_FOUND", CONVERSATION_NOT_FOUND);
   addLogContext({ conversationId });
   return { tenant, conversation: { id: conversationId } };
+}
+
+/**
+ * A widget read (GET /conversation): the shop, the visitor's conversation from their token and its view after a seq, in
+ * one statement — the widget makes it on every live update. Errors as `visitorSession`'s.
+ */
+export async function visitorView(db: PrismaTx, slug: string, token: string | null, afterSeq: number): Promise<WidgetView> {
+  const read = SHOP_SLUG.test(slug)
+    ? await readVisitorView(storeOf(db), slug, plausibleToken(token) ? hashToken(token) : "", afterSeq)
+    : null;
+  if (!read) throw new AppError("NOT_FOUND", SHOP_NOT_FOUND);
+  addLogContext({ tenantId: read.tenantId });
+  if (!token) throw new AppError("UNAUTHENTICATED", NO_CONVERSATION);
+  if (!read.conversation) throw new AppError("NOT_FOUND", CONVERSATION_NOT_FOUND);
+  addLogContext({ conversationId: read.conversation.view.conversationId });
+  return toWidgetView(read.conversation.view);
 }
 
 export function toWidgetView(view: CustomerView): WidgetView {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
-import { startOrResumeConversation, viewWithCursor, visitorSession, widgetTenant } from "@/lib/widget/session";
+import { startOrResumeConversation, visitorView, widgetTenant } from "@/lib/widget/session";
 import { limitNewConversation, limitRead } from "@/lib/widget/limits";
 import { clientAddress } from "@/lib/identity/client-address";
 import type { WidgetSession, WidgetViewResponse } from "@/lib/widget/api-types";
@@ -36,7 +36,6 @@ export const GET = widgetRoute("conversation view", async (req: Request, ctx: Sh
   if (!after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
   const db = await getPrisma();
   await limitRead(clientAddress(req.headers));
-  const { conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
-  const { view } = await viewWithCursor(db, conversation.id, after.data);
+  const view = await visitorView(db, (await ctx.params).shop, bearerToken(req), after.data);
   return json({ view } satisfies WidgetViewResponse);
 });
