@@ -14,8 +14,9 @@ import type { WidgetTenant } from "./session";
  * The public widget's limits, counted in PostgreSQL (the API tokens' store, lib/api/rate-limit.ts) so they hold across
  * every web process. Messages are limited per conversation, per client IP and per shop, new conversations per client
  * IP — the numbers are the shop's policy (`limits`, Settings → Policy). Reads (the view, live updates) are limited per
- * client IP by SUPPORT_WIDGET_READS_PER_MIN, in each process's memory (see limitRead). Over a limit: 429 RATE_LIMITED, a Retry-After, and a sentence
- * the widget shows as it is. Nothing is stored for a refused request, so nothing is half-written.
+ * client IP by SUPPORT_WIDGET_READS_PER_MIN, in each process's memory (see limitRead). Over a limit: 429 RATE_LIMITED,
+ * a Retry-After, and a sentence the widget shows as it is. Nothing is stored for a refused request, so nothing is
+ * half-written.
  */
 
 export const RATE_LIMITED_MESSAGE = (seconds: number) =>
