@@ -29,6 +29,16 @@ describe("dates in the viewer's time zone", () => {
     expect(isoOf(new Date(AT))).toBe(AT);
   });
 
+  it("a 24-hour clock shows the hour in two digits, a 12-hour one does not (a night hour too)", () => {
+    const night = "2026-12-02T02:01:00.000Z";
+    process.env.TZ = "UTC"; // the viewer's own zone: no zone name, as a browser shows it
+    expect(formatMoment(night, "datetime", { locale: "en-GB" })).toBe("2 Dec 2026, 02:01");
+    expect(formatMoment(night, "time", { locale: "de-DE" })).toBe("02:01");
+    expect(formatMoment(night, "datetime", { locale: "en-US" })).toBe("Dec 2, 2026, 2:01 AM");
+    expect(formatMoment(night, "time", { locale: "en-US" })).toBe("2:01 AM");
+    expect(formatMoment(night, "datetime", { locale: "en-GB", timeZone: "UTC" })).toBe("2 Dec 2026, 02:01 UTC");
+  });
+
   it("<LocalTime> renders the exact instant and UTC on the server, whatever the server's own zone", () => {
     process.env.TZ = "Pacific/Auckland"; // the server's zone must not leak into the page
     const html = renderToString(createElement(LocalTime, { at: AT }));

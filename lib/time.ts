@@ -19,11 +19,26 @@ export function formatMoment(at: string | Date, style: TimeStyle = "datetime", o
   const date = at instanceof Date ? at : new Date(at);
   if (Number.isNaN(date.getTime())) return "";
   const options: Intl.DateTimeFormatOptions = { ...PARTS[style] };
+  if (options.hour) options.hour = hourDigits(opts.locale);
   if (opts.timeZone) {
     options.timeZone = opts.timeZone;
     if (style !== "date") options.timeZoneName = "short";
   }
   return new Intl.DateTimeFormat(opts.locale, options).format(date);
+}
+
+const hourDigitsByLocale = new Map<string, "2-digit" | "numeric">();
+
+/** A 24-hour clock reads "02:05", a 12-hour one "2:05 AM": the hour's digits follow the locale's own clock. */
+function hourDigits(locale: string | undefined): "2-digit" | "numeric" {
+  const key = locale ?? "";
+  let digits = hourDigitsByLocale.get(key);
+  if (!digits) {
+    const cycle = new Intl.DateTimeFormat(locale, { hour: "numeric" }).resolvedOptions().hourCycle;
+    digits = cycle === "h23" || cycle === "h24" ? "2-digit" : "numeric";
+    hourDigitsByLocale.set(key, digits);
+  }
+  return digits;
 }
 
 /** The ISO form of `at` (what `<time dateTime>` carries). */
