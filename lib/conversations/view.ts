@@ -1,10 +1,10 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { type RawBuilder, sql } from "kysely";
-
-type RawSql = RawBuilder<unknown>;
 import { type Store, storeOf } from "@/lib/db/kysely";
 import { hashToken } from "./intake";
+
+type RawSql = RawBuilder<unknown>;
 
 /** Finds a widget conversation by its visitor token (constant work: a hash lookup); a wrong token is NOT_FOUND. */
 export async function conversationByToken(db: PrismaTx, tenantId: string, token: string) {
