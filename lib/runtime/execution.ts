@@ -11,7 +11,7 @@ import { addAudit } from "@/lib/store/audit";
 import { withLease } from "@/lib/store/lease";
 import type { CallSettlement, ToolCallRow } from "@/lib/store/tool-calls";
 import { settleCall } from "@/lib/store/tool-calls";
-import { Statement } from "@/lib/store/statement";
+import { type Sql, Statement } from "@/lib/store/statement";
 import { getTool } from "@/lib/tools/registry";
 import { type EscalationRequest, ToolError, type ToolErrorBody } from "@/lib/tools/types";
 import type { RuntimeDeps } from "./deps";
@@ -74,20 +74,37 @@ export type CommitWith = (
   activeMs: number,
 ) => Promise<{ outcome: StepOutcome; afterCommit: () => void }>;
 
-/** Why an approved call may no longer run: the approver lost the authority between deciding and resuming. */
-async function approverStillAuthorised(deps: RuntimeDeps, state: RunState, call: RunnableCall): Promise<string | null> {
+/**
+ * What a side effect checks before it acts, read by its transaction's first statement (the lease renewal) rather
+ * than before the transaction: the conversation's verification, and whether the person who approved the call still
+ * has access to the shop (`approverActive`) and with what authority.
+ */
+interface EffectChecks extends Verification {
+  approverActive: boolean;
+  approverLimitCents: number | null;
+}
+
+function effectChecksSql(state: RunState, call: RunnableCall): Sql {
+  const conversation = (column: string) =>
+    sql`(SELECT c.${sql.ref(column)} FROM "Conversation" c WHERE c.id = ${state.ref.conversationId}) AS ${sql.ref(column)}`;
+  const approver = sql`FROM "StaffUser" s WHERE s.id = ${call.decidedById} AND s."tenantId" = ${state.ref.tenantId} AND s."deactivatedAt" IS NULL`;
+  return sql.join([
+    conversation("verifiedCustomerId"),
+    conversation("verificationExpiresAt"),
+    sql`(SELECT c."verificationLevel"::text FROM "Conversation" c WHERE c.id = ${state.ref.conversationId}) AS "verificationLevel"`,
+    sql`EXISTS (SELECT 1 ${approver}) AS "approverActive"`,
+    sql`(SELECT s."authorityLimitCents" ${approver}) AS "approverLimitCents"`,
+  ]);
+}
+
+/** Why an approved call may no longer run: the approver lost access or authority between deciding and resuming. */
+function approverRevoked(checks: EffectChecks, call: RunnableCall): string | null {
   if (!call.decidedById) return null;
-  const staff = await storeOf(deps.db)
-    .selectFrom("StaffUser")
-    .select(["authorityLimitCents"])
-    .where("id", "=", call.decidedById)
-    .where("tenantId", "=", state.ref.tenantId)
-    .where("deactivatedAt", "is", null)
-    .executeTakeFirst();
   const amount = (call.review as { amount_cents?: number } | null)?.amount_cents;
-  if (!staff) return "The approving reviewer no longer has access to this shop.";
-  if (amount !== undefined && amount !== null && staff.authorityLimitCents !== null && amount > staff.authorityLimitCents) {
-    return `The approver's authority (${formatCents(staff.authorityLimitCents)}) no longer covers ${formatCents(amount)}.`;
+  if (!checks.approverActive) return "The approving reviewer no longer has access to this shop.";
+  const limit = checks.approverLimitCents;
+  if (amount !== undefined && amount !== null && limit !== null && amount > limit) {
+    return `The approver's authority (${formatCents(limit)}) no longer covers ${formatCents(amount)}.`;
   }
   return null;
 }
@@ -157,22 +174,19 @@ export async function executeCall(
   const none = { escalation: null } as const;
 
   // Verification was checked by the gate when the call was proposed; execution binds the conversation's state now.
-  // A side effect approved by a person also checks that person's authority still holds (read at the same time).
+  // A side effect reads it (and whether its approver's authority still holds) in its own transaction, below.
   const effect = !!tool && (tool.sideEffect || tool.transactional);
-  const [verification, revoked] = await Promise.all([
-    opts.verification ?? readVerification(db, ref.conversationId),
-    effect ? approverStillAuthorised(deps, state, call) : null,
-  ]);
-  const ctx = {
+  const context = (verification: Verification) => ({
     tenantId: ref.tenantId,
     conversationId: ref.conversationId,
     runId: ref.id,
     toolCallId: call.id,
     idempotencyKey: call.idempotencyKey ?? call.id,
     verifiedCustomerId: verification.verifiedCustomerId,
-  };
+  });
 
   if (!tool || !effect) {
+    const ctx = context(opts.verification ?? (await readVerification(db, ref.conversationId)));
     try {
       if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
       failpoint("before-effect", call.name);
@@ -197,55 +211,62 @@ export async function executeCall(
     }
   }
 
-  if (revoked) {
-    const failure = new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
-    return { settled: failedSettlement(state, call, failure.toBody(), attempt), written: false, activeMs: elapsed(), ...none };
-  }
   const afterCommit: Array<() => Promise<void>> = [];
   let finished: { outcome: StepOutcome; afterCommit: () => void } | undefined;
   let stepError: { err: unknown } | undefined;
   try {
-    const settled = await withLease(db, state.lease, {}, async (tx) => {
-      failpoint("before-effect", call.name);
-      const toolStarted = performance.now();
-      let outcome: Execution["settled"];
-      let body: Record<string, unknown> | null = null;
-      try {
-        body = await withTimeout(
-          tool.execute(input, { ...ctx, db: tx, store: db, afterCommit: (w) => afterCommit.push(w) }),
-          timeoutMs,
-          call.name,
-        );
-        outcome = {
-          status: "SUCCEEDED",
-          result: withReview(redact(body) as Record<string, unknown>, call),
-          isError: false,
-          attempts: attempt,
-          nextAttemptAt: null,
-        };
-      } catch (err) {
-        // The provider acted but its answer was lost: keep the effect, retry later under the same key.
-        if (!(err instanceof ProviderAnswerLostError)) throw err;
-        outcome = failedSettlement(state, call, failureOf(err, call.name), attempt);
-      }
-      if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
-      failpoint("after-effect", call.name);
-      if (opts.commitWith && outcome.status === "SUCCEEDED") {
+    const settled = await withLease<Execution["settled"], EffectChecks>(
+      db,
+      state.lease,
+      {},
+      async (tx, checks) => {
+        // An approver who lost access or authority meanwhile: the transaction rolls back (it wrote nothing but the
+        // renewal) and the call fails with a permission error, below.
+        const revoked = approverRevoked(checks, call);
+        if (revoked) throw new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
+        const ctx = context(opts.verification ?? checks);
+        failpoint("before-effect", call.name);
+        const toolStarted = performance.now();
+        let outcome: Execution["settled"];
+        let body: Record<string, unknown> | null = null;
         try {
-          finished = await opts.commitWith(tx, outcome, Math.round(elapsed()));
+          body = await withTimeout(
+            tool.execute(input, { ...ctx, db: tx, store: db, afterCommit: (w) => afterCommit.push(w) }),
+            timeoutMs,
+            call.name,
+          );
+          outcome = {
+            status: "SUCCEEDED",
+            result: withReview(redact(body) as Record<string, unknown>, call),
+            isError: false,
+            attempts: attempt,
+            nextAttemptAt: null,
+          };
         } catch (err) {
-          stepError = { err }; // the step's own failure (a lost lease, the database): not the tool's
-          throw err;
+          // The provider acted but its answer was lost: keep the effect, retry later under the same key.
+          if (!(err instanceof ProviderAnswerLostError)) throw err;
+          outcome = failedSettlement(state, call, failureOf(err, call.name), attempt);
         }
+        if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
+        failpoint("after-effect", call.name);
+        if (opts.commitWith && outcome.status === "SUCCEEDED") {
+          try {
+            finished = await opts.commitWith(tx, outcome, Math.round(elapsed()));
+          } catch (err) {
+            stepError = { err }; // the step's own failure (a lost lease, the database): not the tool's
+            throw err;
+          }
+          return outcome;
+        }
+        const s = Statement.plain();
+        settleCall(s, "settled", call.id, outcome);
+        s.update("run_ms", "Run", { activeMs: sql`"activeMs" + ${Math.round(elapsed())}::int` }, sql<boolean>`"Run".id = ${ref.id}`);
+        if (body && outcome.status === "SUCCEEDED") keepWhatWasLearned(s, state, call.name, body);
+        await s.run(tx);
         return outcome;
-      }
-      const s = Statement.plain();
-      settleCall(s, "settled", call.id, outcome);
-      s.update("run_ms", "Run", { activeMs: sql`"activeMs" + ${Math.round(elapsed())}::int` }, sql<boolean>`"Run".id = ${ref.id}`);
-      if (body && outcome.status === "SUCCEEDED") keepWhatWasLearned(s, state, call.name, body);
-      await s.run(tx);
-      return outcome;
-    });
+      },
+      effectChecksSql(state, call),
+    );
     finished?.afterCommit();
     // What the tool queued for after its commit (a mail): a failure there never undoes the call.
     for (const work of afterCommit) await work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));

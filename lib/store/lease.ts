@@ -80,11 +80,15 @@ function transitionSql(t: RunTransition | undefined): { set: Sql; where: Sql } {
   };
 }
 
-/** The renewal: the lease extended (or released by a transition), the counters bumped, in one UPDATE. */
-function renewalSql(lease: Lease, counters: RunCounters, transition?: RunTransition): Sql {
+/**
+ * The renewal: the lease extended (or released by a transition), the counters bumped, in one UPDATE. `alsoRead`
+ * (select-list items) is returned with it, read under the run's row lock — saving a round trip before a transaction.
+ */
+function renewalSql(lease: Lease, counters: RunCounters, transition?: RunTransition, alsoRead?: Sql): Sql {
   const t = transitionSql(transition);
   const keep = transition?.release ? sql`` : sql`, "leaseExpiresAt" = now() + make_interval(secs => ${lease.ms / 1000}::float8)`;
-  return sql`UPDATE "Run" SET ${countersSql(counters)}${keep}${t.set} WHERE id = ${lease.runId} AND "leaseOwner" = ${lease.owner}${t.where} RETURNING id`;
+  const returning = alsoRead ? sql`id, ${alsoRead}` : sql`id`;
+  return sql`UPDATE "Run" SET ${countersSql(counters)}${keep}${t.set} WHERE id = ${lease.runId} AND "leaseOwner" = ${lease.owner}${t.where} RETURNING ${returning}`;
 }
 
 /** A statement fenced by a lease: made only by `fenced()`; every write in it reads FROM `lease`. */
@@ -126,12 +130,21 @@ export type FencedTx = Transaction<DB> & { readonly [fencedTx]: true };
 /**
  * Runs `fn` in a transaction that first renews the lease (locking the run's row until commit, so nobody can take
  * it over meanwhile). Lost lease → LeaseLostError and nothing happens. For steps that must read under a lock
- * before they write (a side effect checks what is still refundable, then acts).
+ * before they write (a side effect checks what is still refundable, then acts). `alsoRead`: select-list items read
+ * by the renewal itself, handed to `fn` (what the step checks first, without a round trip of its own).
  */
-export async function withLease<T>(db: Store, lease: Lease, counters: RunCounters, fn: (tx: FencedTx) => Promise<T>): Promise<T> {
+export async function withLease<T, R extends object = Record<string, never>>(
+  db: Store,
+  lease: Lease,
+  counters: RunCounters,
+  fn: (tx: FencedTx, read: R) => Promise<T>,
+  alsoRead?: Sql,
+): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    const renewed = await renewalSql(lease, counters).execute(trx);
-    if (!renewed.rows.length) throw new LeaseLostError(lease.runId);
-    return fn(trx as FencedTx);
+    const renewed = await renewalSql(lease, counters, undefined, alsoRead).execute(trx);
+    const row = renewed.rows[0] as ({ id: string } & R) | undefined;
+    if (!row) throw new LeaseLostError(lease.runId);
+    const { id: _id, ...read } = row;
+    return fn(trx as FencedTx, read as unknown as R);
   });
 }

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
-import { expireDueApprovals } from "@/lib/runtime/resume";
+import { decideHandoff, expireDueApprovals } from "@/lib/runtime/resume";
+import { advanceRun } from "@/lib/runtime/advance";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
 
@@ -207,6 +208,48 @@ describe("who may decide", () => {
     expect(second.phase).toBe("COMPLETED");
     expect(await h.effects()).toHaveLength(1);
     expect((await h.db.handoffApproval.findMany({ where: { handoffId: handoff.id } })).length).toBe(2);
+  });
+});
+
+describe("an approver who loses access or authority before the approved call runs", () => {
+  // The decision commits; the run is continued later (here: by a worker), when the effect checks its approver again.
+  async function approveThenChange(change: (rajId: string) => Promise<unknown>) {
+    const { out, handoff } = await parkRefund();
+    await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.raj.id }, { handoffId: handoff.id, decision: "approve" });
+    await change(h.staff.raj.id);
+    const advanced = await advanceRun(h.newDeps("later-worker"), out.runId!);
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } });
+    return { advanced, call, order };
+  }
+
+  it("a deactivated approver: the refund does not run, the call fails with a permission error", async () => {
+    const { advanced, call, order } = await approveThenChange((id) =>
+      h.db.staffUser.update({ where: { id }, data: { deactivatedAt: new Date() } }),
+    );
+    expect(advanced.claimed).toBe(true);
+    expect(call.status).toBe("FAILED");
+    expect(call.result).toMatchObject({ error_category: "permission", message: expect.stringMatching(/no longer has access/) });
+    expect(await h.effects()).toHaveLength(0);
+    expect(order.refundedCents).toBe(0);
+  });
+
+  it("an authority lowered below the amount: the refund does not run", async () => {
+    const { call, order } = await approveThenChange((id) => h.db.staffUser.update({ where: { id }, data: { authorityLimitCents: 10000 } }));
+    expect(call.status).toBe("FAILED");
+    expect(call.result).toMatchObject({
+      error_category: "permission",
+      message: expect.stringMatching(/\$100\.00\) no longer covers \$250\.00/),
+    });
+    expect(await h.effects()).toHaveLength(0);
+    expect(order.refundedCents).toBe(0);
+  });
+
+  it("an approver whose authority still covers it: the refund runs once", async () => {
+    const { call, order } = await approveThenChange((id) => h.db.staffUser.update({ where: { id }, data: { authorityLimitCents: 25000 } }));
+    expect(call.status).toBe("SUCCEEDED");
+    expect(await h.effects()).toHaveLength(1);
+    expect(order.refundedCents).toBe(25000);
   });
 });
 
