@@ -3,6 +3,7 @@
 // its database before their first use. A test file using this must mock `next/server`'s `after` with
 // `afterCallbacks` (outside a Next request there is no scope to run it in): the work is then run when the test says.
 import * as conversationRoute from "@/app/api/widget/[shop]/conversation/route";
+import * as eventsRoute from "@/app/api/widget/[shop]/events/route";
 import * as humanRoute from "@/app/api/widget/[shop]/human/route";
 import * as messagesRoute from "@/app/api/widget/[shop]/messages/route";
 import { disconnectPrisma } from "@/lib/db/client";
@@ -31,6 +32,8 @@ export interface WidgetRoutes {
   ): Promise<WidgetAnswer>;
   human(token: string, opts?: { ip?: string; shop?: string }): Promise<WidgetAnswer>;
   view(token: string, opts?: { ip?: string; shop?: string }): Promise<WidgetAnswer>;
+  /** GET /events (`query`: e.g. "view=1&after=3"); the Response is returned as it is, its body a live stream. */
+  events(token: string, opts?: { query?: string; cursor?: string; ip?: string; signal?: AbortSignal }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -89,6 +92,13 @@ export async function widgetRoutes(): Promise<WidgetRoutes> {
         headers: headersFor({ ip: o.ip, token }),
       });
       return answer(await conversationRoute.GET(req, params(o.shop)));
+    },
+    async events(token, o = {}) {
+      const headers = headersFor({ ip: o.ip, token });
+      headers.set("accept", "text/event-stream");
+      if (o.cursor) headers.set("last-event-id", o.cursor);
+      const req = new Request(`${origin}/api/widget/acme/events${o.query ? `?${o.query}` : ""}`, { headers, signal: o.signal });
+      return eventsRoute.GET(req, params());
     },
     async close() {
       await disconnectPrisma();

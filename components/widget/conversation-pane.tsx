@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { WidgetSession, WidgetView } from "@/lib/widget/api-types";
 import { askForPerson, fetchView, sendMessage, WidgetApiError } from "./widget-api";
@@ -42,6 +42,7 @@ export function ConversationPane(a: {
   const queryKey = ["widget-view", shop, token] as const;
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const [error, setError] = useState<ShownError | null>(null);
+  const [live, setLive] = useState(false);
 
   const viewQuery = useQuery({
     queryKey,
@@ -53,8 +54,9 @@ export function ConversationPane(a: {
     },
     initialData: session.view,
     initialDataUpdatedAt: Date.now(),
-    // A safety net under the live stream: poll briskly while something is in progress, rarely otherwise.
-    refetchInterval: (q) => (isBusy(q.state.data) ? 2500 : 15_000),
+    // A safety net under the live stream, which carries every change while it is open: poll every 30 s then; while
+    // it is down, briskly if something is in progress, rarely otherwise.
+    refetchInterval: (q) => (live ? 30_000 : isBusy(q.state.data) ? 2500 : 15_000),
   });
   const view = viewQuery.data;
 
@@ -88,22 +90,34 @@ export function ConversationPane(a: {
     if (draft && view.messages.some((m) => m.seq > draft.lastSeq && m.from === "agent")) setDraft(null);
   }, [draft, view.messages]);
 
-  useLiveUpdates({ shop, token, cursor: session.cursor, onActivity: resync, onGone: a.onGone, onDraft });
+  // The stream carries the view: merged like a fetched one (by seq, never dropping a message).
+  const views = useMemo(
+    () => ({
+      lastSeq: () => qc.getQueryData<WidgetView>(["widget-view", shop, token])?.lastSeq ?? 0,
+      onView: (next: WidgetView) => qc.setQueryData<WidgetView>(["widget-view", shop, token], (prev) => mergeView(prev, next)),
+    }),
+    [qc, shop, token],
+  );
+  useLiveUpdates({ shop, token, cursor: session.cursor, onActivity: resync, onGone: a.onGone, onDraft, views, onConnection: setLive });
+
+  // A request's answer carries the view as it left it; what follows comes with the stream (or, while it is down,
+  // a fetch).
+  const afterRequest = useCallback(
+    (res: { view: WidgetView }) => {
+      qc.setQueryData<WidgetView>(["widget-view", shop, token], (prev) => mergeView(prev, res.view));
+      if (!live) void qc.invalidateQueries({ queryKey: ["widget-view", shop, token] });
+    },
+    [qc, shop, token, live],
+  );
 
   const send = useMutation({
     mutationFn: (text: string) => sendMessage(shop, token, text),
-    onSuccess: (res) => {
-      qc.setQueryData<WidgetView>(queryKey, (prev) => mergeView(prev, res.view));
-      void qc.invalidateQueries({ queryKey });
-    },
+    onSuccess: afterRequest,
   });
 
   const human = useMutation({
     mutationFn: () => askForPerson(shop, token),
-    onSuccess: (res) => {
-      qc.setQueryData<WidgetView>(queryKey, (prev) => mergeView(prev, res.view));
-      void qc.invalidateQueries({ queryKey });
-    },
+    onSuccess: afterRequest,
     onError: (err) => setError(plainError(err)),
   });
 

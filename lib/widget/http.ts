@@ -1,9 +1,12 @@
 import "server-only";
-import type { z } from "zod";
+import { z } from "zod";
 import { noteDatabaseFailure } from "@/lib/db/outage";
 import { AppError, toPublicError, type AppErrorCode } from "@/lib/errors";
 import { readJsonText } from "@/lib/http-body";
 import { log, requestIdFrom, withLogContext } from "@/lib/log";
+
+/** `?after=<seq>`: a message number — the view holds only the messages after it. */
+export const afterSchema = z.coerce.number().int().min(0).max(1_000_000_000);
 
 /**
  * Plumbing shared by the widget's route handlers: JSON responses that never cache, errors mapped to a

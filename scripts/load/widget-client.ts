@@ -1,8 +1,9 @@
 /**
  * One simulated visitor, speaking the widget's HTTP protocol exactly as the iframe does (components/widget):
- * POST /conversation (with the shop-signed identity when signed in) → a bearer token; GET /events as a stream
- * (fetch + Last-Event-ID, reconnecting from its cursor when the server ends the stream); on every feed event,
- * GET /conversation?after=<last seq> for the new messages; POST /messages to write.
+ * POST /conversation (with the shop-signed identity when signed in) → a bearer token; GET /events?view=1&after=<last
+ * seq> as a stream (fetch + Last-Event-ID, reconnecting from its cursor when the server ends the stream), whose
+ * `view` frames carry the new messages; GET /conversation?after=<last seq> every 30 s while the stream is open (the
+ * widget's safety net); POST /messages to write.
  */
 import { SseParser } from "@/lib/widget/sse-parser";
 import type { WidgetMessage, WidgetSendResponse, WidgetSession, WidgetView, WidgetViewResponse } from "@/lib/widget/api-types";
@@ -147,15 +148,17 @@ export class WidgetVisitor {
   private async follow(token: string): Promise<void> {
     const signal = this.stop.signal;
     let failures = 0;
+    // The widget's safety net under an open stream: its view, fetched every 30 s.
+    const poll = setInterval(() => this.sync(), 30_000);
+    signal.addEventListener("abort", () => clearInterval(poll), { once: true });
     while (!signal.aborted && this.token === token) {
       try {
-        const res = await fetch(`${this.base}/api/widget/${this.shop}/events`, {
+        const res = await fetch(`${this.base}/api/widget/${this.shop}/events?view=1&after=${this.lastSeq}`, {
           headers: { ...this.headers(false), "last-event-id": this.cursor, accept: "text/event-stream" },
           signal,
         });
         if (!res.ok || !res.body) throw new Error(`live updates: HTTP ${res.status}`);
         failures = 0;
-        this.sync(); // (re)connected: resync whatever happened meanwhile
         const parser = new SseParser();
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         for (;;) {
@@ -163,18 +166,24 @@ export class WidgetVisitor {
           if (done) break;
           let feed = false;
           for (const e of parser.push(value)) {
-            if (e.event === "draft") continue;
-            feed = true;
+            if (e.event === "view") {
+              try {
+                this.take(JSON.parse(e.data) as WidgetView);
+              } catch {
+                feed = true; // a malformed view: fetch it instead, as the widget does
+              }
+            } else if (e.event !== "draft") feed = true;
             if (e.id && /^\d+$/.test(e.id)) this.cursor = e.id;
           }
           if (feed) this.sync();
         }
       } catch {
-        if (signal.aborted) return;
+        if (signal.aborted) break;
         failures++;
         this.streamErrors++;
       }
       await new Promise((r) => setTimeout(r, failures ? Math.min(5_000, 250 * 2 ** failures) : 50));
     }
+    clearInterval(poll);
   }
 }

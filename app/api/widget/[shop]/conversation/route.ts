@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getPrisma } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
+import { afterSchema, assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { startOrResumeConversation, visitorView, widgetTenant } from "@/lib/widget/session";
 import { limitNewConversation, limitRead } from "@/lib/widget/limits";
 import { clientAddress } from "@/lib/identity/client-address";
@@ -26,8 +26,6 @@ export const POST = widgetRoute("start conversation", async (req: Request, ctx: 
   });
   return json(session);
 });
-
-const afterSchema = z.coerce.number().int().min(0).max(1_000_000_000);
 
 /** The conversation as the customer sees it, only messages after `?after=<seq>`. */
 export const GET = widgetRoute("conversation view", async (req: Request, ctx: ShopParams) => {

@@ -1,4 +1,7 @@
 import { getPrisma } from "@/lib/db/client";
+import { storeOf } from "@/lib/db/kysely";
+import { readCustomerView } from "@/lib/conversations/view";
+import { afterSchema } from "@/lib/widget/http";
 import { eventsSince } from "@/lib/events";
 import { AppError } from "@/lib/errors";
 import { assertSameOrigin, bearerToken, widgetRoute, type ShopParams } from "@/lib/widget/http";
@@ -14,11 +17,16 @@ import { announcedUpTo, currentDraft, waitForFeed } from "@/lib/live/hub";
  * reconnects with `Last-Event-ID` (or `?cursor=`) and gets everything after it, so a dropped connection
  * never loses an event. The stream ends after a while and the client reconnects from its cursor. While the agent
  * writes a reply, `draft` frames (no id: they are not part of the feed) carry what is safe to show so far.
+ * With `?view=1&after=<seq>`, the stream carries the customer's view itself (see lib/widget/event-stream): the view
+ * from `after` when it opens, then after each batch of events.
  */
 export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopParams) => {
   assertSameOrigin(req);
-  const cursor = parseCursor(req.headers.get(LAST_EVENT_ID_HEADER) ?? new URL(req.url).searchParams.get("cursor"));
+  const query = new URL(req.url).searchParams;
+  const cursor = parseCursor(req.headers.get(LAST_EVENT_ID_HEADER) ?? query.get("cursor"));
   if (cursor === null) throw new AppError("INVALID_INPUT", "The event cursor is not valid.");
+  const after = query.get("view") === "1" ? afterSchema.safeParse(query.get("after") ?? "0") : null;
+  if (after && !after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
   const db = await getPrisma();
   await limitRead(clientAddress(req.headers));
   const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
@@ -30,6 +38,14 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
     wait: (timeoutMs, signal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
     draft: () => currentDraft(conversation.id),
     announced: () => announcedUpTo(conversation.id),
+    ...(after?.success
+      ? {
+          views: {
+            after: after.data,
+            read: async (afterSeq: number) => (await readCustomerView(storeOf(db), conversation.id, afterSeq)).view,
+          },
+        }
+      : {}),
   });
   return new Response(stream, { headers: eventStreamHeaders });
 });
