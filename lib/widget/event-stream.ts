@@ -8,11 +8,10 @@ import { log } from "@/lib/log";
  * database NOTIFYs at commit — and reads again. Frames carry only the event type and, for messages, the seq — never
  * internal data.
  *
- * A client that asks for views (`?view=1&after=<its last seq>`, the widget does) gets, instead of one frame per
- * event, one `view` frame per batch of events: the customer's view (what GET /conversation answers) with the
- * messages it has not seen, read after the batch, its `id:` the batch's last event id — and one view when the
- * stream opens. It then never needs to fetch the view after an event: one request less per batch for the server
- * and the client, and the change shows a round trip sooner.
+ * A client that asks for views (`?view=1&after=<its last seq>`, the widget does) gets `followViews` instead: the
+ * customer's view itself (what GET /conversation answers, with only the messages it has not seen) whenever it
+ * changed, so it never fetches the view after an event — one request less per update for the server and the client,
+ * and the change shows a round trip sooner.
  */
 
 export const eventStreamHeaders = {
@@ -53,9 +52,9 @@ export function eventFrame(e: FeedEvent): string {
   return `id: ${e.id}\nevent: ${type}\ndata: ${JSON.stringify(seq === undefined ? {} : { seq })}\n\n`;
 }
 
-/** A `view` frame: the customer's view as JSON (dates as ISO strings); with an id when it follows a batch of events. */
-export function viewFrame(view: unknown, id: bigint | null): string {
-  return `${id === null ? "" : `id: ${id}\n`}event: view\ndata: ${JSON.stringify(view)}\n\n`;
+/** A `view` frame: the customer's view as JSON (dates as ISO strings), its id the newest event its snapshot held. */
+export function viewFrame(view: unknown, id: bigint): string {
+  return `id: ${id}\nevent: view\ndata: ${JSON.stringify(view)}\n\n`;
 }
 
 /** A draft as the widget reads it: what is safe to show of the reply being written (text null: it ended). */
@@ -85,11 +84,6 @@ export function followEvents(a: {
   draft?: () => { runId: string; text: string | null; n: number } | null;
   /** The newest event id announced as committed for this stream (lib/live/hub `announcedUpTo`). */
   announced?: () => bigint;
-  /**
-   * Views instead of event frames: `read(afterSeq)` is the customer's view with the messages after `afterSeq` (and
-   * its `lastSeq`, where the next view starts); the first is read after `after`, when the stream opens.
-   */
-  views?: { after: number; read: (afterSeq: number) => Promise<{ lastSeq: number }> };
 }): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const stop = new AbortController();
@@ -107,22 +101,13 @@ export function followEvents(a: {
       let heldBackSince: number | null = null;
       let draftSent = -1;
       let sentAnyDraft = false;
-      let seenSeq = a.views?.after ?? 0;
-      /** The view from `seenSeq` on; read after the batch's events, so it shows at least what they announce. */
-      const sendView = async (id: bigint | null) => {
-        const view = await a.views!.read(seenSeq);
-        seenSeq = Math.max(seenSeq, view.lastSeq);
-        send(viewFrame(view, id));
-      };
       try {
-        if (a.views) await sendView(null);
         while (!stop.signal.aborted && Date.now() < deadline) {
           const events = await a.fetch(cursor);
           for (const e of events) {
             cursor = e.id;
-            if (!a.views) send(eventFrame(e));
+            send(eventFrame(e));
           }
-          if (events.length && a.views) await sendView(cursor);
           if (events.length) {
             lastWrite = Date.now();
             settle = 0;
@@ -161,6 +146,107 @@ export function followEvents(a: {
       } catch (err) {
         // The client reconnects from its cursor; nothing is lost by ending here.
         if (!noteDatabaseFailure(err, "live updates")) log.warn({ err }, "event stream failed");
+      }
+      stop.abort();
+      try {
+        controller.close();
+      } catch {
+        // already closed by the client
+      }
+    },
+    cancel() {
+      stop.abort();
+    },
+  });
+}
+
+/** What a view stream needs of a view: its messages, and what the customer sees besides them. */
+interface StreamedView {
+  status: string;
+  owner: string | null;
+  verified: boolean;
+  pendingApprovals: number;
+  lastSeq: number;
+  messages: unknown[];
+}
+
+/**
+ * The view stream (`?view=1`): the customer's view itself, sent when the stream opens (the messages after `after`)
+ * and again whenever it changed — read once per notification of an event for this conversation, with only the
+ * messages not sent yet. A notification is sent at commit, so a read after it sees what it announced: unlike the
+ * event feed, no read waits for older transactions (the view is state, not a sequence), and one statement answers a
+ * notification. Each frame's `id:` is the newest event id the view's snapshot held. Drafts as in `followEvents`.
+ */
+export function followViews(a: {
+  after: number;
+  signal: AbortSignal;
+  /** The view with the messages after `afterSeq`, and the newest event id of its snapshot. */
+  read: (afterSeq: number) => Promise<{ view: StreamedView; cursor: bigint }>;
+  wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
+  draft?: () => { runId: string; text: string | null; n: number } | null;
+  /** The newest event id announced as committed for this conversation (lib/live/hub `announcedUpTo`). */
+  announced?: () => bigint;
+}): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const stop = new AbortController();
+  a.signal.addEventListener("abort", () => stop.abort(), { once: true });
+  const announced = () => a.announced?.() ?? 0n;
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => {
+        if (!stop.signal.aborted) controller.enqueue(encoder.encode(text));
+      };
+      send(`retry: 1500\n: connected\n\n`);
+      const deadline = Date.now() + STREAM_LIFETIME_MS;
+      let lastWrite = Date.now();
+      let seenSeq = a.after;
+      let shown: string | null = null; // what the last frame said besides its messages
+      let readUpTo = -1n; // what had been announced when the view was last read
+      let mustRead = true;
+      let draftSent = -1;
+      let sentAnyDraft = false;
+      try {
+        while (!stop.signal.aborted && Date.now() < deadline) {
+          if (mustRead) {
+            mustRead = false;
+            readUpTo = announced();
+            const { view, cursor } = await a.read(seenSeq);
+            const said = JSON.stringify([view.status, view.owner, view.verified, view.pendingApprovals, view.lastSeq]);
+            if (shown === null || view.messages.length || said !== shown) {
+              send(viewFrame(view, cursor));
+              shown = said;
+              seenSeq = Math.max(seenSeq, view.lastSeq);
+              lastWrite = Date.now();
+            }
+          }
+          const draft = a.draft?.() ?? null;
+          if (draft && draft.n !== draftSent) {
+            // A draft that ended is announced after a view read since it ended (its message is in it, or follows).
+            draftSent = draft.n;
+            if (draft.text !== null || sentAnyDraft) send(draftFrame(draft));
+            sentAnyDraft ||= draft.text !== null;
+            lastWrite = Date.now();
+          }
+          if (Date.now() - lastWrite > HEARTBEAT_MS) {
+            send(": ping\n\n");
+            lastWrite = Date.now();
+          }
+          // Announced while the view was being read: read again now.
+          if (announced() > readUpTo) {
+            mustRead = true;
+            continue;
+          }
+          const left = Math.max(0, Math.min(HEARTBEAT_MS, deadline - Date.now()));
+          const woke = await a.wait(left, stop.signal);
+          // An event, a reconnected listener (which announces nothing) or, without a listener, the poll's tick: read.
+          // A draft alone only sends the draft — unless it ended, when the view is read first.
+          const next = a.draft?.() ?? null;
+          const draftOnly = woke === "notified" && announced() <= readUpTo && next !== null && next.n !== draftSent;
+          mustRead = !draftOnly || next.text === null;
+        }
+      } catch (err) {
+        // The client reconnects with its last seq; nothing is lost by ending here.
+        if (!noteDatabaseFailure(err, "live updates")) log.warn({ err }, "view stream failed");
       }
       stop.abort();
       try {

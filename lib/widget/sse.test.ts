@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SseParser } from "./sse-parser";
-import { eventFrame, followEvents, parseCursor } from "./event-stream";
+import { eventFrame, followEvents, followViews, parseCursor } from "./event-stream";
 import { parseParentMessage } from "./bridge-protocol";
 
 describe("SseParser", () => {
@@ -216,5 +216,138 @@ describe("drafts in the event stream", () => {
       text += new TextDecoder().decode(value);
     }
     expect(text).not.toContain("event: draft");
+  });
+});
+
+describe("the view stream", () => {
+  /** A fake conversation: its view is `state`; `announce()` is an event's notification, `wait` resolves on it. */
+  function fakeConversation() {
+    const state = { status: "idle", owner: null, verified: false, pendingApprovals: 0, lastSeq: 2, messages: [] as number[] };
+    let announced = 0n;
+    let wake: ((how: "notified" | "timeout") => void) | null = null;
+    let draft: { runId: string; text: string | null; n: number } | null = null;
+    const reads: number[] = [];
+    let duringRead: (() => void) | null = null;
+    const abort = new AbortController();
+    const stream = followViews({
+      after: 2,
+      signal: abort.signal,
+      read: async (afterSeq) => {
+        reads.push(afterSeq);
+        const view = { ...state, messages: state.messages.filter((s) => s > afterSeq) };
+        const cursor = announced;
+        const run = duringRead;
+        duringRead = null;
+        run?.(); // something committed while the view was being read (after its snapshot)
+        return { view, cursor };
+      },
+      wait: (_ms, signal) =>
+        new Promise((r) => {
+          wake = r;
+          signal.addEventListener("abort", () => r("timeout"));
+        }),
+      announced: () => announced,
+      draft: () => draft,
+    });
+    const reader = stream.getReader();
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    const frames: Array<{ id: string | null; event: string; data: string }> = [];
+    return {
+      state,
+      reads,
+      abort,
+      frames,
+      commit(change: () => void) {
+        change();
+        announced += 1n;
+      },
+      notify(how: "notified" | "timeout" = "notified") {
+        const w = wake;
+        wake = null;
+        w?.(how);
+      },
+      setDraft(d: typeof draft) {
+        draft = d;
+      },
+      whileReading(fn: () => void) {
+        duringRead = fn;
+      },
+      async next(count: number) {
+        while (frames.length < count) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error("ended");
+          frames.push(...(parser.push(decoder.decode(value, { stream: true })) as typeof frames));
+        }
+        return frames;
+      },
+      settled: () => new Promise((r) => setTimeout(r, 20)),
+    };
+  }
+
+  it("sends the view when it opens and after an event, only the new messages, and nothing when nothing changed", async () => {
+    const c = fakeConversation();
+    await c.next(1);
+    expect(JSON.parse(c.frames[0]!.data)).toMatchObject({ lastSeq: 2, messages: [] });
+    c.commit(() => {
+      c.state.messages.push(3);
+      c.state.lastSeq = 3;
+      c.state.status = "working";
+    });
+    c.notify();
+    await c.next(2);
+    expect(JSON.parse(c.frames[1]!.data)).toMatchObject({ status: "working", lastSeq: 3, messages: [3] });
+    expect(c.frames[1]!.id).toBe("1");
+    expect(c.reads).toEqual([2, 2]);
+    // A periodic wake with nothing new: read (after what was sent), but nothing sent.
+    c.notify("timeout");
+    await c.settled();
+    expect(c.reads).toEqual([2, 2, 3]);
+    expect(c.frames).toHaveLength(2);
+    // A change besides the messages (a person took over) is sent.
+    c.commit(() => {
+      c.state.status = "with_person";
+      c.state.owner = "Raj" as never;
+    });
+    c.notify();
+    await c.next(3);
+    expect(JSON.parse(c.frames[2]!.data)).toMatchObject({ status: "with_person", owner: "Raj", messages: [] });
+    c.abort.abort();
+  });
+
+  it("an event announced while the view was being read is read at once, without waiting for a notification", async () => {
+    const c = fakeConversation();
+    await c.next(1);
+    c.whileReading(() =>
+      c.commit(() => {
+        c.state.messages.push(3);
+        c.state.lastSeq = 3;
+      }),
+    );
+    c.notify(); // a wake whose read changes nothing; the message committed meanwhile is announced, not notified
+    await c.next(2);
+    expect(JSON.parse(c.frames[1]!.data)).toMatchObject({ messages: [3] });
+    expect(c.reads).toEqual([2, 2, 2]);
+    c.abort.abort();
+  });
+
+  it("a draft alone sends the draft without reading the view; a draft that ended is sent after a view read", async () => {
+    const c = fakeConversation();
+    await c.next(1);
+    c.setDraft({ runId: "r1", text: "Hello.", n: 1 });
+    c.notify();
+    await c.next(2);
+    expect([c.frames[1]!.event, JSON.parse(c.frames[1]!.data).text]).toEqual(["draft", "Hello."]);
+    expect(c.reads).toHaveLength(1);
+    c.commit(() => {
+      c.state.messages.push(3);
+      c.state.lastSeq = 3;
+    });
+    c.setDraft({ runId: "r1", text: null, n: 2 });
+    c.notify(); // the draft's end came first: the view (with the stored reply) is read and sent before it
+    await c.next(4);
+    expect(c.frames.slice(2).map((f) => f.event)).toEqual(["view", "draft"]);
+    expect(JSON.parse(c.frames[2]!.data)).toMatchObject({ messages: [3] });
+    c.abort.abort();
   });
 });

@@ -7,7 +7,7 @@ import { AppError } from "@/lib/errors";
 import { assertSameOrigin, bearerToken, widgetRoute, type ShopParams } from "@/lib/widget/http";
 import { visitorSession } from "@/lib/widget/session";
 import { LAST_EVENT_ID_HEADER } from "@/lib/widget/api-types";
-import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, parseCursor } from "@/lib/widget/event-stream";
+import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, followViews, parseCursor } from "@/lib/widget/event-stream";
 import { limitRead } from "@/lib/widget/limits";
 import { clientAddress } from "@/lib/identity/client-address";
 import { announcedUpTo, currentDraft, waitForFeed } from "@/lib/live/hub";
@@ -17,8 +17,8 @@ import { announcedUpTo, currentDraft, waitForFeed } from "@/lib/live/hub";
  * reconnects with `Last-Event-ID` (or `?cursor=`) and gets everything after it, so a dropped connection
  * never loses an event. The stream ends after a while and the client reconnects from its cursor. While the agent
  * writes a reply, `draft` frames (no id: they are not part of the feed) carry what is safe to show so far.
- * With `?view=1&after=<seq>`, the stream carries the customer's view itself (see lib/widget/event-stream): the view
- * from `after` when it opens, then after each batch of events.
+ * With `?view=1&after=<seq>`, the stream carries the customer's view itself (lib/widget/event-stream `followViews`):
+ * the view from `after` when it opens, then whenever it changed.
  */
 export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopParams) => {
   assertSameOrigin(req);
@@ -31,21 +31,14 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
   await limitRead(clientAddress(req.headers));
   const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
   const scope = { tenantId: tenant.id, conversationId: conversation.id };
-  const stream = followEvents({
-    cursor,
+  const live = {
     signal: req.signal,
-    fetch: (after) => eventsSince(db, scope, after, 100),
-    wait: (timeoutMs, signal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
+    wait: (timeoutMs: number, signal: AbortSignal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
     draft: () => currentDraft(conversation.id),
     announced: () => announcedUpTo(conversation.id),
-    ...(after?.success
-      ? {
-          views: {
-            after: after.data,
-            read: async (afterSeq: number) => (await readCustomerView(storeOf(db), conversation.id, afterSeq)).view,
-          },
-        }
-      : {}),
-  });
+  };
+  const stream = after?.success
+    ? followViews({ ...live, after: after.data, read: (afterSeq) => readCustomerView(storeOf(db), conversation.id, afterSeq) })
+    : followEvents({ ...live, cursor, fetch: (from) => eventsSince(db, scope, from, 100) });
   return new Response(stream, { headers: eventStreamHeaders });
 });
