@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./runtime-harness";
 import { ATTEMPT_LIMITS } from "@/lib/identity/attempts";
-import { recordClientAddress } from "@/lib/identity/client-address";
 import { demoMailbox } from "@/lib/mail/mailbox";
 
 // Identity that can't be guessed, through the whole runtime (the real tools, gates and hooks on a real database,
@@ -112,26 +111,29 @@ describe("attempt limits through the conversation", () => {
   });
 
   it("per IP: the address the widget recorded on each conversation is counted across conversations", async () => {
+    // What POST /messages does with the sender's address (test/widget/rate-limits.test.ts checks it does).
+    const recordAddress = (conversationId: string, clientIp: string) =>
+      h.db.conversation.update({ where: { id: conversationId }, data: { clientIp } });
     const ip = "203.0.113.50";
     const failures = ATTEMPT_LIMITS.failuresPerIp;
     let done = 0;
     while (done < failures) {
       // A fresh conversation each time, as an attacker would open one; the IP is what links them.
       const first = await h.say("hi");
-      await recordClientAddress(h.db, { tenantId: h.acme.id, conversationId: first.conversationId, ip });
+      await recordAddress(first.conversationId, ip);
       for (let i = 0; i < ATTEMPT_LIMITS.failuresPerConversation - 1 && done < failures; i++, done++) {
         await h.say(`where is A-1001? I'm guess${done}@example.net`, { conversationId: first.conversationId });
       }
     }
     const fresh = await h.say("hi");
-    await recordClientAddress(h.db, { tenantId: h.acme.id, conversationId: fresh.conversationId, ip });
+    await recordAddress(fresh.conversationId, ip);
     const out = await h.say("where is A-1001? I'm dana@example.com", { conversationId: fresh.conversationId });
     expect(shown(out)).toMatch(/too many attempts/);
     expect((await verification(fresh.conversationId)).verifiedCustomerId).toBeNull();
     expect(await h.db.verificationAttempt.count({ where: { ip, outcome: "failed" } })).toBe(failures);
     // Someone elsewhere is not locked out.
     const other = await h.say("hi");
-    await recordClientAddress(h.db, { tenantId: h.acme.id, conversationId: other.conversationId, ip: "198.51.100.77" });
+    await recordAddress(other.conversationId, "198.51.100.77");
     const ok = await h.say("where is A-1001? I'm dana@example.com", { conversationId: other.conversationId });
     expect(shown(ok)).toMatch(/A-1001 was delivered/);
   });

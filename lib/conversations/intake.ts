@@ -100,18 +100,21 @@ export async function openConversation(
   return { conversation: { id, tenantId: a.tenantId, customerId: customer?.id ?? null }, token };
 }
 
+/** What became of a customer's message (stored as message `seq` in every case). */
 export type IntakeResult =
-  | { kind: "started"; runId: string; run: CreatedRun } // the run as created (see advanceRun's `run`)
-  | { kind: "queued"; runId: string } // a run is busy or parked: the text reaches the model after its results
-  | { kind: "to_person" }; // a person owns the conversation: the agent stays silent
+  | { kind: "started"; seq: number; runId: string; run: CreatedRun } // the run as created (see advanceRun's `run`)
+  | { kind: "queued"; seq: number; runId: string } // a run is busy or parked: the text reaches the model after its results
+  | { kind: "to_person"; seq: number }; // a person owns the conversation: the agent stays silent
 
 /**
  * Receives a customer's message (validated first: a bad one is refused with nothing written). Starts a run leased
  * to `claimFor` (the caller advances it), queues the text, or hands it to the person who owns the conversation.
+ * `clientIp`: the sender's address, noted on the conversation in the same statement — identity checks count their
+ * attempts per address there (lib/identity).
  */
 export async function receiveCustomerMessage(
   client: object,
-  a: { tenantId: string; conversationId: string; text: unknown; model: string; claimFor?: LeaseClaim },
+  a: { tenantId: string; conversationId: string; text: unknown; model: string; claimFor?: LeaseClaim; clientIp?: string | null },
 ): Promise<IntakeResult> {
   const parsed = customerTextSchema.safeParse(a.text);
   if (!parsed.success) throw new AppError("INVALID_INPUT", parsed.error.issues[0]?.message ?? "Invalid message.");
@@ -134,6 +137,7 @@ export async function receiveCustomerMessage(
       updatedAt: sql`now()`,
       activeRunId: sql`CASE WHEN "activeRunId" IS NULL AND status <> 'human' THEN ${runId} ELSE "activeRunId" END`,
       queuedCount: sql`"queuedCount" + CASE WHEN "activeRunId" IS NOT NULL THEN 1 ELSE 0 END`,
+      ...(a.clientIp ? { clientIp: a.clientIp } : {}),
     },
     sql<boolean>`"Conversation".id = ${a.conversationId} AND "Conversation"."tenantId" = ${a.tenantId}`,
     { returning: sql`"messageCount", "activeRunId", status::text AS status, ("activeRunId" = ${runId}) AS started` },
@@ -221,14 +225,14 @@ export async function receiveCustomerMessage(
       model: a.model,
       spend: { conversation: Number(row.conversationSpend), shopDay: Number(row.shopSpend) },
     });
-    return { kind: "started", runId, run: { state, messageSeq: row.seq } };
+    return { kind: "started", seq: row.seq, runId, run: { state, messageSeq: row.seq } };
   }
   if (row.activeRunId) {
     if (row.runPhase === "WAITING_FOR_APPROVAL" && row.status !== "human")
       await tellWhatWaits(client, a.tenantId, a.conversationId, row.activeRunId);
-    return { kind: "queued", runId: row.activeRunId };
+    return { kind: "queued", seq: row.seq, runId: row.activeRunId };
   }
-  return { kind: "to_person" };
+  return { kind: "to_person", seq: row.seq };
 }
 
 /** While a run waits for a person, a customer who writes is told honestly what waits (and that their text is kept). */

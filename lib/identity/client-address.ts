@@ -1,4 +1,3 @@
-import { storeOf } from "@/lib/db/kysely";
 import { env } from "@/lib/env";
 
 /**
@@ -19,19 +18,4 @@ export function clientAddress(headers: Headers, trustedHops = env().SUPPORT_TRUS
 
 function isIpLike(s: string): boolean {
   return s.length <= 45 && (/^\d{1,3}(\.\d{1,3}){3}$/.test(s) || (/^[0-9a-f:.]+$/i.test(s) && s.includes(":")));
-}
-
-/**
- * Notes the visitor's address on their conversation, where identity checks read it (the attempt limits per IP).
- * Writes only when it changed, so the usual message costs no row update.
- */
-export async function recordClientAddress(client: object, a: { tenantId: string; conversationId: string; ip: string | null }) {
-  if (!a.ip) return;
-  await storeOf(client)
-    .updateTable("Conversation")
-    .set({ clientIp: a.ip })
-    .where("id", "=", a.conversationId)
-    .where("tenantId", "=", a.tenantId)
-    .where((eb) => eb("clientIp", "is distinct from", a.ip))
-    .execute();
 }

@@ -124,3 +124,23 @@ describe("the widget's live stream with views", () => {
     expect(stranger.status).toBe(404);
   });
 });
+
+describe("a message's answer", () => {
+  it("carries the view from the customer's message on (not the whole conversation), and notes the sender's address", async () => {
+    const { body: session } = await w.start({ ip: "198.51.100.20" });
+    const first = await w.send(session.token, { text: "Where is my order A-1001?" }, { ip: "198.51.100.20" });
+    expect(first.status).toBe(202);
+    await runAfterCallbacks();
+    const before = ((await w.view(session.token)).body.view as WidgetView).lastSeq;
+    const second = await w.send(session.token, { text: "And A-1002?" }, { ip: "203.0.113.99" });
+    expect(second.status).toBe(202);
+    const view = second.body.view as WidgetView;
+    expect(view.messages.map((m) => [m.from, m.text])).toEqual([["customer", "And A-1002?"]]);
+    expect(view.messages[0]!.seq).toBe(before + 1);
+    expect(view.lastSeq).toBe(before + 1);
+    // Identity checks count attempts per address on the conversation: the latest sender's is there.
+    const conversation = await w.tdb.prisma.conversation.findUniqueOrThrow({ where: { id: session.view.conversationId } });
+    expect(conversation.clientIp).toBe("203.0.113.99");
+    await runAfterCallbacks();
+  });
+});

@@ -9,7 +9,7 @@ import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { viewWithCursor, visitorSession } from "@/lib/widget/session";
 import type { WidgetSendResponse } from "@/lib/widget/api-types";
-import { clientAddress, recordClientAddress } from "@/lib/identity/client-address";
+import { clientAddress } from "@/lib/identity/client-address";
 import { limitMessage } from "@/lib/widget/limits";
 
 const sendSchema = z.object({ text: customerTextSchema });
@@ -27,8 +27,6 @@ export const POST = widgetRoute("send message", async (req: Request, ctx: ShopPa
   // Counted before the body is read: a flood of anything costs one counter update per request and nothing else.
   await limitMessage(db, tenant, conversation.id, ip);
   const { text } = await readJson(req, sendSchema);
-  // Identity checks the run makes are limited per client IP as well as per conversation: they read it there.
-  await recordClientAddress(db, { tenantId: tenant.id, conversationId: conversation.id, ip });
   const deps = await getRuntime();
   // The lease is taken as the run is created: the in-process worker cannot pick the run up in between, and
   // if this process dies the lease expires and a worker does.
@@ -39,6 +37,8 @@ export const POST = widgetRoute("send message", async (req: Request, ctx: ShopPa
     text,
     model: deps.model.model,
     claimFor: claim,
+    // Identity checks the run makes are limited per client IP as well as per conversation: they read it there.
+    clientIp: ip,
   });
   if (intake.kind === "started") {
     const { runId, run } = intake;
@@ -51,6 +51,8 @@ export const POST = widgetRoute("send message", async (req: Request, ctx: ShopPa
       }
     });
   }
-  const { view } = await viewWithCursor(db, conversation.id);
+  // The view from the customer's message on (the widget merges it by seq; what came before, it has or the live
+  // stream brings): an answer whose size does not grow with the conversation.
+  const { view } = await viewWithCursor(db, conversation.id, intake.seq - 1);
   return json({ kind: intake.kind, view } satisfies WidgetSendResponse, 202);
 });
