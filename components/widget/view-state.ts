@@ -1,11 +1,22 @@
 import type { WidgetMessage, WidgetStatus, WidgetView } from "@/lib/widget/api-types";
 
-/** Merges a fetched view (full, or only messages after a seq) into what the widget has: messages by seq. */
+/**
+ * Merges a view (fetched, streamed or a request's answer; whole, or only messages after a seq) into what the widget
+ * has: messages by seq, and the status of the newer of the two — a view read before the one the widget shows (a fetch
+ * that was in flight when the stream brought a newer one) adds its messages but never takes the status back.
+ */
 export function mergeView(prev: WidgetView | undefined, next: WidgetView): WidgetView {
   if (!prev || prev.conversationId !== next.conversationId) return next;
   const bySeq = new Map<number, WidgetMessage>(prev.messages.map((m) => [m.seq, m]));
   for (const m of next.messages) bySeq.set(m.seq, m);
-  return { ...next, messages: [...bySeq.values()].sort((a, b) => a.seq - b.seq) };
+  const messages = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  if (isOlder(next, prev)) return { ...prev, messages, lastSeq: Math.max(prev.lastSeq, next.lastSeq) };
+  return { ...next, messages, lastSeq: Math.max(prev.lastSeq, next.lastSeq) };
+}
+
+function isOlder(a: WidgetView, b: WidgetView): boolean {
+  if (!/^\d+$/.test(a.version ?? "") || !/^\d+$/.test(b.version ?? "")) return false;
+  return BigInt(a.version) < BigInt(b.version);
 }
 
 /**

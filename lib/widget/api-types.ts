@@ -17,6 +17,11 @@ export interface WidgetMessage {
 
 export interface WidgetView {
   conversationId: string;
+  /**
+   * The newest event id of the snapshot the view was read in (decimal): of two views, the one with the lower version
+   * is older — a fetch that was in flight when a newer view arrived must not take its status back.
+   */
+  version: string;
   status: WidgetStatus;
   owner: string | null;
   verified: boolean;

@@ -96,12 +96,14 @@ export async function visitorView(db: PrismaTx, slug: string, token: string | nu
   if (!token) throw new AppError("UNAUTHENTICATED", NO_CONVERSATION);
   if (!read.conversation) throw new AppError("NOT_FOUND", CONVERSATION_NOT_FOUND);
   addLogContext({ conversationId: read.conversation.view.conversationId });
-  return toWidgetView(read.conversation.view);
+  return toWidgetView(read.conversation.view, read.conversation.cursor);
 }
 
-export function toWidgetView(view: CustomerView): WidgetView {
+/** The customer's view as the widget API sends it; `cursor` is the newest event id of the snapshot it was read in. */
+export function toWidgetView(view: CustomerView, cursor: bigint): WidgetView {
   return {
     conversationId: view.conversationId,
+    version: cursor.toString(),
     status: view.status as WidgetView["status"],
     owner: view.owner,
     verified: view.verified,
@@ -123,7 +125,7 @@ export function toWidgetView(view: CustomerView): WidgetView {
  */
 export async function viewWithCursor(db: PrismaTx, conversationId: string, afterSeq = 0) {
   const { cursor, view } = await readCustomerView(storeOf(db), conversationId, afterSeq);
-  return { cursor, view: toWidgetView(view) };
+  return { cursor, view: toWidgetView(view, cursor) };
 }
 
 /**

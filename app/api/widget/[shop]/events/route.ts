@@ -5,7 +5,7 @@ import { afterSchema } from "@/lib/widget/http";
 import { eventsSince } from "@/lib/events";
 import { AppError } from "@/lib/errors";
 import { assertSameOrigin, bearerToken, widgetRoute, type ShopParams } from "@/lib/widget/http";
-import { visitorSession } from "@/lib/widget/session";
+import { toWidgetView, visitorSession } from "@/lib/widget/session";
 import { LAST_EVENT_ID_HEADER } from "@/lib/widget/api-types";
 import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, followViews, parseCursor } from "@/lib/widget/event-stream";
 import { limitRead } from "@/lib/widget/limits";
@@ -38,7 +38,14 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
     announced: () => announcedUpTo(conversation.id),
   };
   const stream = after?.success
-    ? followViews({ ...live, after: after.data, read: (afterSeq) => readCustomerView(storeOf(db), conversation.id, afterSeq) })
+    ? followViews({
+        ...live,
+        after: after.data,
+        read: async (afterSeq) => {
+          const { view, cursor } = await readCustomerView(storeOf(db), conversation.id, afterSeq);
+          return { view: toWidgetView(view, cursor), cursor };
+        },
+      })
     : followEvents({ ...live, cursor, fetch: (from) => eventsSince(db, scope, from, 100) });
   return new Response(stream, { headers: eventStreamHeaders });
 });
