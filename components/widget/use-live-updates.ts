@@ -9,7 +9,7 @@ import { eventsUrl } from "./widget-api";
  * Follows the conversation's live updates. The stream is read with fetch() so the token stays in a header.
  * Every (re)connection sends the last event id it saw, so an event that happened while disconnected is never
  * missed. With `views`, the stream carries the view itself (`?view=1&after=<last seq>`: the messages after the
- * last one the widget has, when it opens and after every batch of events) and `onView` merges it — no request per
+ * last one the widget has, when it opens and whenever the view changed) and `onView` merges it — no request per
  * update. Without, every (re)connection and event calls `onActivity`, the cue to refetch the view from the last seq.
  */
 export function useLiveUpdates(a: {
