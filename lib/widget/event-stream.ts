@@ -74,78 +74,64 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export function followEvents(a: {
-  cursor: bigint;
-  signal: AbortSignal;
-  fetch: (after: bigint) => Promise<FeedEvent[]>;
-  /** Resolves when something may have been written for this stream (see lib/live/hub `waitForFeed`). */
-  wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
-  /** The reply being written, if any (lib/live/hub `currentDraft`): sent as `draft` frames whenever it changes. */
-  draft?: () => { runId: string; text: string | null; n: number } | null;
-  /** The newest event id announced as committed for this stream (lib/live/hub `announcedUpTo`). */
-  announced?: () => bigint;
-}): ReadableStream<Uint8Array> {
+type Draft = { runId: string; text: string | null; n: number };
+
+/** What both streams' loops are given by `liveStream`. */
+interface StreamIo {
+  send: (text: string) => void;
+  /** Aborted when the client goes away (or the stream ends). */
+  stop: AbortSignal;
+  /** While true, the loop goes on; after it the client reconnects. */
+  alive: () => boolean;
+  /** Milliseconds to wait at most before the next heartbeat or the end of the stream. */
+  waitLeft: () => number;
+  /** Sends the draft if it changed (its end only if a draft was shown), and a ping when nothing was sent lately. */
+  afterReads: (draft: Draft | null) => void;
+  /** The `n` of the last draft handled (-1: none). */
+  draftSeen: () => number;
+}
+
+/**
+ * The shell both streams share: the frames' encoding, the stream's lifetime (the client reconnects after it),
+ * heartbeats, drafts, and ending cleanly — a failed read ends the stream (the client reconnects from where it was),
+ * logged once per kind of database failure.
+ */
+function liveStream(signal: AbortSignal, what: string, loop: (io: StreamIo) => Promise<void>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const stop = new AbortController();
-  a.signal.addEventListener("abort", () => stop.abort(), { once: true });
+  signal.addEventListener("abort", () => stop.abort(), { once: true });
   return new ReadableStream<Uint8Array>({
     async start(controller) {
-      let cursor = a.cursor;
+      let lastWrite = Date.now();
       const send = (text: string) => {
-        if (!stop.signal.aborted) controller.enqueue(encoder.encode(text));
+        if (stop.signal.aborted) return;
+        controller.enqueue(encoder.encode(text));
+        lastWrite = Date.now();
       };
       send(`retry: 1500\n: connected\n\n`);
       const deadline = Date.now() + STREAM_LIFETIME_MS;
-      let lastWrite = Date.now();
-      let settle = 0;
-      let heldBackSince: number | null = null;
       let draftSent = -1;
       let sentAnyDraft = false;
-      try {
-        while (!stop.signal.aborted && Date.now() < deadline) {
-          const events = await a.fetch(cursor);
-          for (const e of events) {
-            cursor = e.id;
-            send(eventFrame(e));
-          }
-          if (events.length) {
-            lastWrite = Date.now();
-            settle = 0;
-            heldBackSince = null;
-            if (events.length >= 100) continue; // more are waiting
-          }
-          const draft = a.draft?.() ?? null;
+      const io: StreamIo = {
+        send,
+        stop: stop.signal,
+        alive: () => !stop.signal.aborted && Date.now() < deadline,
+        waitLeft: () => Math.max(0, Math.min(HEARTBEAT_MS, deadline - Date.now())),
+        afterReads: (draft) => {
           if (draft && draft.n !== draftSent) {
-            // After the feed's events: a draft that ended is announced once its message can be read.
             draftSent = draft.n;
             if (draft.text !== null || sentAnyDraft) send(draftFrame(draft));
             sentAnyDraft ||= draft.text !== null;
-            lastWrite = Date.now();
           }
-          if (Date.now() - lastWrite > HEARTBEAT_MS) {
-            send(": ping\n\n");
-            lastWrite = Date.now();
-          }
-          if ((a.announced?.() ?? 0n) > cursor) {
-            // Committed (it was announced) but not read yet: an older transaction still in flight holds it back, or
-            // its notification came while this stream was reading. Read again soon rather than wait for the next one.
-            heldBackSince ??= Date.now();
-            if (Date.now() - heldBackSince < HELD_BACK_MAX_MS) {
-              await sleep(SETTLE_MS, stop.signal);
-              continue;
-            }
-          } else heldBackSince = null;
-          if (settle > 0) {
-            settle--;
-            await sleep(SETTLE_MS, stop.signal);
-            continue;
-          }
-          const left = Math.max(0, Math.min(HEARTBEAT_MS, deadline - Date.now()));
-          if ((await a.wait(left, stop.signal)) === "notified" && !events.length) settle = 3;
-        }
+          if (Date.now() - lastWrite > HEARTBEAT_MS) send(": ping\n\n");
+        },
+        draftSeen: () => draftSent,
+      };
+      try {
+        await loop(io);
       } catch (err) {
-        // The client reconnects from its cursor; nothing is lost by ending here.
-        if (!noteDatabaseFailure(err, "live updates")) log.warn({ err }, "event stream failed");
+        // The client reconnects from where it was; nothing is lost by ending here.
+        if (!noteDatabaseFailure(err, "live updates")) log.warn({ err }, `${what} failed`);
       }
       stop.abort();
       try {
@@ -157,6 +143,53 @@ export function followEvents(a: {
     cancel() {
       stop.abort();
     },
+  });
+}
+
+export function followEvents(a: {
+  cursor: bigint;
+  signal: AbortSignal;
+  fetch: (after: bigint) => Promise<FeedEvent[]>;
+  /** Resolves when something may have been written for this stream (see lib/live/hub `waitForFeed`). */
+  wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
+  /** The reply being written, if any (lib/live/hub `currentDraft`): sent as `draft` frames whenever it changes. */
+  draft?: () => Draft | null;
+  /** The newest event id announced as committed for this stream (lib/live/hub `announcedUpTo`). */
+  announced?: () => bigint;
+}): ReadableStream<Uint8Array> {
+  return liveStream(a.signal, "event stream", async (io) => {
+    let cursor = a.cursor;
+    let settle = 0;
+    let heldBackSince: number | null = null;
+    while (io.alive()) {
+      const events = await a.fetch(cursor);
+      for (const e of events) {
+        cursor = e.id;
+        io.send(eventFrame(e));
+      }
+      if (events.length) {
+        settle = 0;
+        heldBackSince = null;
+        if (events.length >= 100) continue; // more are waiting
+      }
+      // After the feed's events: a draft that ended is announced once its message can be read.
+      io.afterReads(a.draft?.() ?? null);
+      if ((a.announced?.() ?? 0n) > cursor) {
+        // Committed (it was announced) but not read yet: an older transaction still in flight holds it back, or
+        // its notification came while this stream was reading. Read again soon rather than wait for the next one.
+        heldBackSince ??= Date.now();
+        if (Date.now() - heldBackSince < HELD_BACK_MAX_MS) {
+          await sleep(SETTLE_MS, io.stop);
+          continue;
+        }
+      } else heldBackSince = null;
+      if (settle > 0) {
+        settle--;
+        await sleep(SETTLE_MS, io.stop);
+        continue;
+      }
+      if ((await a.wait(io.waitLeft(), io.stop)) === "notified" && !events.length) settle = 3;
+    }
   });
 }
 
@@ -183,81 +216,42 @@ export function followViews(a: {
   /** The view with the messages after `afterSeq`, and the newest event id of its snapshot. */
   read: (afterSeq: number) => Promise<{ view: StreamedView; cursor: bigint }>;
   wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
-  draft?: () => { runId: string; text: string | null; n: number } | null;
+  draft?: () => Draft | null;
   /** The newest event id announced as committed for this conversation (lib/live/hub `announcedUpTo`). */
   announced?: () => bigint;
 }): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  const stop = new AbortController();
-  a.signal.addEventListener("abort", () => stop.abort(), { once: true });
   const announced = () => a.announced?.() ?? 0n;
-  return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (text: string) => {
-        if (!stop.signal.aborted) controller.enqueue(encoder.encode(text));
-      };
-      send(`retry: 1500\n: connected\n\n`);
-      const deadline = Date.now() + STREAM_LIFETIME_MS;
-      let lastWrite = Date.now();
-      let seenSeq = a.after;
-      let shown: string | null = null; // what the last frame said besides its messages
-      let readUpTo = -1n; // what had been announced when the view was last read
-      let mustRead = true;
-      let draftSent = -1;
-      let sentAnyDraft = false;
-      try {
-        while (!stop.signal.aborted && Date.now() < deadline) {
-          if (mustRead) {
-            mustRead = false;
-            readUpTo = announced();
-            const { view, cursor } = await a.read(seenSeq);
-            const said = JSON.stringify([view.status, view.owner, view.verified, view.pendingApprovals, view.lastSeq]);
-            if (shown === null || view.messages.length || said !== shown) {
-              send(viewFrame(view, cursor));
-              shown = said;
-              seenSeq = Math.max(seenSeq, view.lastSeq);
-              lastWrite = Date.now();
-            }
-          }
-          const draft = a.draft?.() ?? null;
-          if (draft && draft.n !== draftSent) {
-            // A draft that ended is announced after a view read since it ended (its message is in it, or follows).
-            draftSent = draft.n;
-            if (draft.text !== null || sentAnyDraft) send(draftFrame(draft));
-            sentAnyDraft ||= draft.text !== null;
-            lastWrite = Date.now();
-          }
-          if (Date.now() - lastWrite > HEARTBEAT_MS) {
-            send(": ping\n\n");
-            lastWrite = Date.now();
-          }
-          // Announced while the view was being read: read again now.
-          if (announced() > readUpTo) {
-            mustRead = true;
-            continue;
-          }
-          const left = Math.max(0, Math.min(HEARTBEAT_MS, deadline - Date.now()));
-          const woke = await a.wait(left, stop.signal);
-          // An event, a reconnected listener (which announces nothing) or, without a listener, the poll's tick: read.
-          // A draft alone only sends the draft — unless it ended, when the view is read first.
-          const next = a.draft?.() ?? null;
-          const draftOnly = woke === "notified" && announced() <= readUpTo && next !== null && next.n !== draftSent;
-          mustRead = !draftOnly || next.text === null;
+  return liveStream(a.signal, "view stream", async (io) => {
+    let seenSeq = a.after;
+    let shown: string | null = null; // what the last frame said besides its messages
+    let readUpTo = -1n; // what had been announced when the view was last read
+    let mustRead = true;
+    while (io.alive()) {
+      if (mustRead) {
+        mustRead = false;
+        readUpTo = announced();
+        const { view, cursor } = await a.read(seenSeq);
+        const said = JSON.stringify([view.status, view.owner, view.verified, view.pendingApprovals, view.lastSeq]);
+        if (shown === null || view.messages.length || said !== shown) {
+          io.send(viewFrame(view, cursor));
+          shown = said;
+          seenSeq = Math.max(seenSeq, view.lastSeq);
         }
-      } catch (err) {
-        // The client reconnects with its last seq; nothing is lost by ending here.
-        if (!noteDatabaseFailure(err, "live updates")) log.warn({ err }, "view stream failed");
       }
-      stop.abort();
-      try {
-        controller.close();
-      } catch {
-        // already closed by the client
+      // A draft that ended is announced after a view read since it ended (its message is in it, or follows).
+      io.afterReads(a.draft?.() ?? null);
+      // Announced while the view was being read: read again now.
+      if (announced() > readUpTo) {
+        mustRead = true;
+        continue;
       }
-    },
-    cancel() {
-      stop.abort();
-    },
+      const woke = await a.wait(io.waitLeft(), io.stop);
+      // An event, a reconnected listener (which announces nothing) or, without a listener, the poll's tick: read.
+      // A draft alone only sends the draft — unless it ended, when the view is read first.
+      const next = a.draft?.() ?? null;
+      const draftOnly = woke === "notified" && announced() <= readUpTo && next !== null && next.n !== io.draftSeen();
+      mustRead = !draftOnly || next.text === null;
+    }
   });
 }
 
