@@ -247,10 +247,12 @@ export function followViews(a: {
       }
       const woke = await a.wait(io.waitLeft(), io.stop);
       // An event, a reconnected listener (which announces nothing) or, without a listener, the poll's tick: read.
-      // A draft alone only sends the draft — unless it ended, when the view is read first.
+      // A draft alone only sends the draft, its end included: a draft ends after the step that stored its message
+      // committed, and the one listener hears notifications in commit order, so that step's events were announced
+      // before the end arrived — and read already (announced ≤ readUpTo), or they are read first (above).
       const next = a.draft?.() ?? null;
       const draftOnly = woke === "notified" && announced() <= readUpTo && next !== null && next.n !== io.draftSeen();
-      mustRead = !draftOnly || next.text === null;
+      mustRead = !draftOnly;
     }
   });
 }

@@ -344,10 +344,46 @@ describe("the view stream", () => {
       c.state.lastSeq = 3;
     });
     c.setDraft({ runId: "r1", text: null, n: 2 });
-    c.notify(); // the draft's end came first: the view (with the stored reply) is read and sent before it
+    c.notify(); // one wake for both: the view (with the stored reply) is read and sent before the draft's end
     await c.next(4);
     expect(c.frames.slice(2).map((f) => f.event)).toEqual(["view", "draft"]);
     expect(JSON.parse(c.frames[2]!.data)).toMatchObject({ messages: [3] });
+    c.abort.abort();
+  });
+
+  it("a draft's end heard after its message was read costs no read of its own (notifications come in commit order)", async () => {
+    const c = fakeConversation();
+    await c.next(1);
+    c.setDraft({ runId: "r1", text: "Hello.", n: 1 });
+    c.notify();
+    await c.next(2);
+    // The reply's step commits: its events are announced and the view (with the reply) is read and sent…
+    c.commit(() => {
+      c.state.messages.push(3);
+      c.state.lastSeq = 3;
+    });
+    c.notify();
+    await c.next(3);
+    expect([c.frames[2]!.event, JSON.parse(c.frames[2]!.data).messages]).toEqual(["view", [3]]);
+    expect(c.reads).toEqual([2, 2]);
+    // …then the draft's end, published after that commit, arrives: it is sent without reading the view again.
+    c.setDraft({ runId: "r1", text: null, n: 2 });
+    c.notify();
+    await c.next(4);
+    expect([c.frames[3]!.event, JSON.parse(c.frames[3]!.data).text]).toEqual(["draft", null]);
+    expect(c.reads).toEqual([2, 2]);
+    // A turn that called a tool ends its draft with nothing stored: nothing to read either.
+    c.setDraft({ runId: "r1", text: "Let me check.", n: 3 });
+    c.notify();
+    await c.next(5);
+    c.setDraft({ runId: "r1", text: null, n: 4 });
+    c.notify();
+    await c.next(6);
+    expect(c.frames.slice(4).map((f) => [f.event, JSON.parse(f.data).text])).toEqual([
+      ["draft", "Let me check."],
+      ["draft", null],
+    ]);
+    expect(c.reads).toEqual([2, 2]);
     c.abort.abort();
   });
 });
