@@ -14,7 +14,7 @@
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { countStatements, REFUND_INPUT, REFUND_REQUEST_TEXT } from "../bench/peers/scenario";
+import { countStatements, coveredOutside, REFUND_INPUT, REFUND_REQUEST_TEXT } from "../bench/peers/scenario";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -62,8 +62,10 @@ const inner = createModelClient({
   },
 });
 
-// Every model call is timed so that harness time = wall time − model time.
+// Every model call is timed so that harness time = wall time − model time (its span too: statements that overlap it
+// are not waited for).
 let modelMs = 0;
+const modelSpans: Array<[number, number]> = [];
 let lastRequestStartedAt = 0;
 /** Called once when the next model request starts (the park samples count the statements before it). */
 let onRequest: (() => void) | null = null;
@@ -78,6 +80,7 @@ const model: ModelClient = {
       return await inner.send(req, opts);
     } finally {
       modelMs += performance.now() - t0;
+      modelSpans.push([t0, performance.now()]);
     }
   },
   async countTokens(req) {
@@ -86,11 +89,13 @@ const model: ModelClient = {
       return await inner.countTokens(req);
     } finally {
       modelMs += performance.now() - t0;
+      modelSpans.push([t0, performance.now()]);
     }
   },
 };
-const metrics = { toolMs: 0 };
+const metrics = { toolMs: 0, toolSpans: [] as Array<[number, number]> };
 const statements = countStatements(pg.Client); // Prisma's adapter and the runtime's SQL both end on pg's Client
+statements.spans = [];
 const deps = { db, model, workerId: "bench", leaseMs: 60_000, metrics };
 
 const pct = (xs: number[], p: number) => {
@@ -147,7 +152,26 @@ for (let i = 0; i < WARMUP_MESSAGES; i++) await exchange(warm.conversationId, i)
 
 // The measured conversations: each one long conversation, its per-turn figures pooled by turn number across
 // rounds (so a few seconds of a noisy machine do not decide a window's median).
-const perTurn: Array<{ turn: number; harnessMs: number; toolMs: number; rows: number; bytes: number; statements: number }> = [];
+/**
+ * Where a message's harness time went: waiting for PostgreSQL (the union of its statements' round trips, commits
+ * included, outside model calls and tool bodies) and the rest, the process's own work.
+ */
+function databaseWaitMs(from: number, to: number, excluded = [...modelSpans, ...metrics.toolSpans]) {
+  const waited = coveredOutside(statements.spans!, excluded, from, to);
+  statements.spans!.length = 0;
+  modelSpans.length = 0;
+  metrics.toolSpans.length = 0;
+  return waited;
+}
+const perTurn: Array<{
+  turn: number;
+  harnessMs: number;
+  databaseMs: number;
+  toolMs: number;
+  rows: number;
+  bytes: number;
+  statements: number;
+}> = [];
 let turn = 0;
 for (let round = 0; round < ROUNDS; round++) {
   const { conversationId } = await say(deps, { tenant: "acme", customerEmail: "dana@example.com", text: "hello" });
@@ -156,11 +180,14 @@ for (let round = 0; round < ROUNDS; round++) {
     const since = new Date(Date.now() - 1);
     modelMs = 0;
     metrics.toolMs = 0;
+    databaseWaitMs(0, 0); // forget what came before
     // The harness's work for one customer message: intake, then every step until the run ends.
     const s0 = statements.count;
     const t0 = performance.now();
     const runId = await exchange(conversationId, i);
-    const wall = performance.now() - t0;
+    const t1 = performance.now();
+    const wall = t1 - t0;
+    const databaseMs = databaseWaitMs(t0, t1);
     const messageStatements = statements.count - s0;
     const written = await writtenByRun(runId, conversationId, since);
     for (let k = 0; k < 2; k++) {
@@ -168,6 +195,7 @@ for (let round = 0; round < ROUNDS; round++) {
       perTurn.push({
         turn,
         harnessMs: (wall - modelMs - metrics.toolMs) / 2,
+        databaseMs: databaseMs / 2,
         toolMs: metrics.toolMs / 2,
         rows: written.rows / 2,
         bytes: written.bytes / 2,
@@ -184,6 +212,7 @@ for (let round = 0; round < ROUNDS; round++) {
 async function parkSamples(kind: "direct" | "specialist") {
   const latencies: number[] = [];
   const counts: number[] = [];
+  const waits: number[] = [];
   for (let i = 0; i < PARK_SAMPLES; i++) {
     if (kind === "direct") {
       script.push({ reply: { content: [{ type: "tool_use", name: "refund_order", input: REFUND_INPUT }], stop_reason: "tool_use" } });
@@ -199,6 +228,7 @@ async function parkSamples(kind: "direct" | "specialist") {
       atRequest = statements.count - s0;
     };
     lastRequestStartedAt = 0;
+    databaseWaitMs(0, 0);
     const t0 = performance.now();
     const { outcome } = await resumeRun(
       deps,
@@ -210,12 +240,34 @@ async function parkSamples(kind: "direct" | "specialist") {
       throw new Error(`the ${kind} approval did not resume the run (${outcome.kind})`);
     latencies.push(lastRequestStartedAt - t0);
     counts.push(atRequest);
+    waits.push(databaseWaitMs(t0, lastRequestStartedAt, [])); // the refund's body is part of this measure
     await db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
   }
-  return { latencies, statements: counts };
+  return { latencies, statements: counts, databaseMs: waits };
 }
 const parkDirect = await parkSamples("direct");
 const parkSpecialist = await parkSamples("specialist");
+statements.spans = null;
+
+// The floor under every figure above, on this server: a round trip, and a commit (a one-row INSERT in its own
+// transaction, written to the WAL and flushed to disk — what each write of the runtime waits for at least).
+async function timedStatements(client: pg.Client, text: string, n: number) {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await client.query(text);
+    ms.push(performance.now() - t0);
+  }
+  return ms;
+}
+const probe = new pg.Client({ connectionString: url });
+await probe.connect();
+await probe.query("CREATE TABLE bench_commit_probe (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())");
+await timedStatements(probe, "INSERT INTO bench_commit_probe DEFAULT VALUES", 50);
+const roundTrips = await timedStatements(probe, "SELECT 1", 500);
+const commits = await timedStatements(probe, "INSERT INTO bench_commit_probe DEFAULT VALUES", 500);
+await probe.query("DROP TABLE bench_commit_probe");
+await probe.end();
 
 const windowOf = (lo: number, hi: number) => perTurn.filter((p) => p.turn >= lo && p.turn <= hi);
 const rowsFor = (label: string, xs: typeof perTurn) => {
@@ -226,6 +278,8 @@ const rowsFor = (label: string, xs: typeof perTurn) => {
     median: median(h),
     p95: pct(h, 95),
     toolMedian: median(xs.map((x) => x.toolMs)),
+    databaseMedian: median(xs.map((x) => x.databaseMs)),
+    processMedian: median(xs.map((x) => x.harnessMs - x.databaseMs)),
     rows: median(xs.map((x) => x.rows)),
     bytes: median(xs.map((x) => x.bytes)),
     statements: median(xs.map((x) => x.statements)),
@@ -246,6 +300,11 @@ console.log(`| ${"measure".padEnd(42)}|   median |      p95 | target            
 console.log(`|${"-".repeat(43)}|----------|----------|-------------------|`);
 for (const r of [early, late])
   console.log(`| ${`harness ms per model turn, ${r.label}`.padEnd(42)}| ${f(r.median)} | ${f(r.p95)} | median ≤ 2 ms     |`);
+for (const r of [early, late]) {
+  const at = r.label.replace("around ", "");
+  console.log(`| ${`… waiting for PostgreSQL, ${at}`.padEnd(42)}| ${f(r.databaseMedian)} |          |                   |`);
+  console.log(`| ${`… the process's own work, ${at}`.padEnd(42)}| ${f(r.processMedian)} |          |                   |`);
+}
 for (const r of [early, late])
   console.log(
     `| ${`tool bodies ms/turn (excluded), ${r.label.replace("around ", "")}`.padEnd(42)}| ${f(r.toolMedian)} |          |                   |`,
@@ -253,6 +312,7 @@ for (const r of [early, late])
 console.log(
   `| approve → next model request, direct (ms) | ${f(median(parkDirect.latencies))} | ${f(pct(parkDirect.latencies, 95))} | median ≤ 5 ms     |`,
 );
+console.log(`| … waiting for PostgreSQL (ms)             | ${f(median(parkDirect.databaseMs))} |          |                   |`);
 console.log(
   `| … through the returns specialist (ms)     | ${f(median(parkSpecialist.latencies))} | ${f(pct(parkSpecialist.latencies, 95))} |                   |`,
 );
@@ -264,6 +324,8 @@ console.log(`| rows written per turn, around turn 10     | ${f(early.rows)} |   
 console.log(`| rows written per turn, around turn 200    | ${f(late.rows)} |          | flat              |`);
 console.log(`| bytes written per turn, around turn 10    | ${f(early.bytes)} |          | ∝ what it added   |`);
 console.log(`| bytes written per turn, around turn 200   | ${f(late.bytes)} |          | ∝ what it added   |`);
+console.log(`| this server: a round trip (SELECT 1), ms  | ${f(median(roundTrips))} | ${f(pct(roundTrips, 95))} |                   |`);
+console.log(`| this server: a commit (1-row INSERT), ms  | ${f(median(commits))} | ${f(pct(commits, 95))} |                   |`);
 const growth = late.median / early.median;
 console.log(`\nGrowth of median harness time from turn 10 to turn 200: ×${growth.toFixed(2)}`);
 const parkMedian = median(parkDirect.latencies);

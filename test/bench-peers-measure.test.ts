@@ -2,7 +2,16 @@
 // statements counted at the pg connection, commits and WAL between two marks, row versions a piece of work wrote.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { between, countStatements, LOOKUP_ORDER_SQL, preparePeerShop, REFUND_SQL, writeMark, writtenSince } from "@/bench/peers/scenario";
+import {
+  between,
+  countStatements,
+  coveredOutside,
+  LOOKUP_ORDER_SQL,
+  preparePeerShop,
+  REFUND_SQL,
+  writeMark,
+  writtenSince,
+} from "@/bench/peers/scenario";
 import { createTestDatabase, type TestDatabase } from "./db";
 
 let database: TestDatabase;
@@ -38,6 +47,53 @@ describe("bench:peers measurements", () => {
     }
     await pool.query("SELECT 1");
     expect(counter.count).toBe(4);
+  });
+
+  it("records each statement's wait while asked to, and measures the time they cover outside other spans", async () => {
+    const counter = countStatements(pg.Client);
+    try {
+      await pool.query("SELECT 1");
+      counter.spans = [];
+      const t0 = performance.now();
+      await Promise.all([pool.query("SELECT pg_sleep(0.05)"), pool.query("SELECT pg_sleep(0.03)")]);
+      const t1 = performance.now();
+      expect(counter.spans).toHaveLength(2);
+      for (const [a, b] of counter.spans) {
+        expect(a).toBeGreaterThanOrEqual(t0);
+        expect(b).toBeLessThanOrEqual(t1);
+      }
+      // Two overlapping waits count once: about the longer one (50 ms), not their sum.
+      const waited = coveredOutside(counter.spans, [], t0, t1);
+      expect(waited).toBeGreaterThanOrEqual(45);
+      expect(waited).toBeLessThan(80);
+    } finally {
+      counter.restore();
+    }
+    // Overlaps with what is excluded (a model call) and with the window's edges are taken off.
+    expect(
+      coveredOutside(
+        [
+          [0, 10],
+          [5, 20],
+          [30, 40],
+        ],
+        [[8, 12]],
+        0,
+        100,
+      ),
+    ).toBe(26);
+    expect(
+      coveredOutside(
+        [
+          [0, 10],
+          [30, 40],
+        ],
+        [],
+        5,
+        35,
+      ),
+    ).toBe(10);
+    expect(coveredOutside([[0, 10]], [[0, 10]], 0, 10)).toBe(0);
   });
 
   // Transaction ids are the cluster's: other test files write to their own databases on the same server at the same

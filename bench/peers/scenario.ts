@@ -127,22 +127,69 @@ export interface Queryable {
 
 /**
  * Counts `query()` calls on every pg connection of this process: patch the Client prototype of the `pg` module the
- * system itself uses. Pool.query and Prisma's adapter both end in Client.prototype.query.
+ * system itself uses. Pool.query and Prisma's adapter both end in Client.prototype.query. While `spans` is an array,
+ * each statement's [call, answer] (performance.now()) is pushed to it: the time spent waiting for the database.
  */
-export function countStatements(Client: { prototype: { query: (...args: never[]) => unknown } }): { count: number; restore(): void } {
+export function countStatements(Client: { prototype: { query: (...args: never[]) => unknown } }): {
+  count: number;
+  spans: Array<[number, number]> | null;
+  restore(): void;
+} {
   const proto = Client.prototype as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
   const counter = {
     count: 0,
+    spans: null as Array<[number, number]> | null,
     restore: () => {
       proto.query = original;
     },
   };
   proto.query = function (this: unknown, ...args: unknown[]) {
     counter.count += 1;
-    return original.apply(this, args);
+    const spans = counter.spans;
+    if (!spans) return original.apply(this, args);
+    const started = performance.now();
+    const note = () => void spans.push([started, performance.now()]);
+    // Answered through a callback (pg's Pool.query) or a promise (everything else).
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === "function")
+      args[last] = (...answer: unknown[]) => {
+        note();
+        return callback(...answer);
+      };
+    const result = original.apply(this, args);
+    if (result instanceof Promise) result.then(note, note);
+    return result;
   };
   return counter;
+}
+
+/** `spans` as disjoint intervals within [from, to], in order. */
+function unionWithin(spans: Array<[number, number]>, from: number, to: number): Array<[number, number]> {
+  const clipped = spans
+    .map(([a, b]) => [Math.max(a, from), Math.min(b, to)] as [number, number])
+    .filter(([a, b]) => b > a)
+    .sort((p, q) => p[0] - q[0]);
+  const out: Array<[number, number]> = [];
+  for (const [a, b] of clipped) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** Milliseconds of [from, to] covered by `spans` and not by `excluded` (say, statements outside model calls). */
+export function coveredOutside(spans: Array<[number, number]>, excluded: Array<[number, number]>, from: number, to: number): number {
+  const inside = unionWithin(spans, from, to);
+  const out = unionWithin(excluded, from, to);
+  let ms = 0;
+  for (const [a, b] of inside) {
+    ms += b - a;
+    for (const [c, d] of out) ms -= Math.max(0, Math.min(b, d) - Math.max(a, c));
+  }
+  return ms;
 }
 
 /** Where writing stands now: the next transaction id and the WAL insert position. Assigns no xid, writes nothing. */

@@ -17,8 +17,11 @@ export interface RuntimeDeps {
   drafts?: DraftSink;
   /** The gates every proposed call passes (defaults to lib/gates' set); replaceable for a tenant or a test. */
   gates?: readonly Gate[];
-  /** Optional accounting for benchmarks: time spent inside tool bodies (the harness's own time excludes it). */
-  metrics?: { toolMs: number };
+  /**
+   * Optional accounting for benchmarks: time spent inside tool bodies (the harness's own time excludes it), and, when
+   * `toolSpans` is given, each body's [start, end] (performance.now()), so statements inside it are not charged either.
+   */
+  metrics?: { toolMs: number; toolSpans?: Array<[number, number]> };
   /** The database's URL, for the process's LISTEN connection (workers wake on NOTIFY); without it they poll. */
   databaseUrl?: string;
 }

@@ -192,7 +192,7 @@ export async function executeCall(
       failpoint("before-effect", call.name);
       const toolStarted = performance.now();
       const body = await withTimeout(tool.execute(input, { ...ctx, db }), timeoutMs, call.name);
-      if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
+      noteToolTime(deps, toolStarted);
       failpoint("after-effect", call.name);
       return {
         settled: {
@@ -247,7 +247,7 @@ export async function executeCall(
           if (!(err instanceof ProviderAnswerLostError)) throw err;
           outcome = failedSettlement(state, call, failureOf(err, call.name), attempt);
         }
-        if (deps.metrics) deps.metrics.toolMs += performance.now() - toolStarted;
+        noteToolTime(deps, toolStarted);
         failpoint("after-effect", call.name);
         if (opts.commitWith && outcome.status === "SUCCEEDED") {
           try {
@@ -280,6 +280,14 @@ export async function executeCall(
 }
 
 /** Every tool has a time limit: a call that overruns fails (transiently), and its transaction rolls back. */
+/** Benchmarks' accounting (RuntimeDeps.metrics): a tool body's time, and its span when asked for. */
+function noteToolTime(deps: RuntimeDeps, started: number): void {
+  if (!deps.metrics) return;
+  const ended = performance.now();
+  deps.metrics.toolMs += ended - started;
+  deps.metrics.toolSpans?.push([started, ended]);
+}
+
 function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
