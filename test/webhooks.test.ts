@@ -255,6 +255,31 @@ describe("signed webhooks from the outbox", () => {
     }
     expect((await listWebhookEndpoints(h.db, globexActor)).map((e) => e.id)).toEqual([globexEndpoint.endpoint.id]);
   });
+
+  it("writes the outbox only for what an enabled endpoint subscribes to: nothing for a shop without webhooks", async () => {
+    const types = async () =>
+      (await h.db.webhookEvent.findMany({ where: { tenantId: h.acme.id }, orderBy: { seq: "asc" } })).map((e) => e.type);
+    // No endpoint: a parked refund, its approval and the run's end leave no outbox row (nobody would ever read one).
+    const first = await h.say(REFUND_A1002);
+    await h.decide(first.handoffs[0]!.id, "raj@acme.test", "approve");
+    expect(await types()).toEqual([]);
+    // A disabled endpoint subscribes to nothing.
+    const { endpoint } = await createWebhookEndpoint(h.db, admin(), {
+      url: "https://hooks.example.com/in",
+      eventTypes: ["handoff.created", "run.completed"],
+    });
+    await setWebhookEndpointEnabled(h.db, admin(), endpoint.id, false);
+    await h.db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
+    const second = await h.say(REFUND_A1002);
+    await h.decide(second.handoffs[0]!.id, "raj@acme.test", "approve");
+    expect(await types()).toEqual([]);
+    // Enabled: exactly the types it subscribes to (the decision's own handoff.decided is not one of them).
+    await setWebhookEndpointEnabled(h.db, admin(), endpoint.id, true);
+    await h.db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
+    const third = await h.say(REFUND_A1002);
+    await h.decide(third.handoffs[0]!.id, "raj@acme.test", "approve");
+    expect(await types()).toEqual(["handoff.created", "run.completed"]);
+  });
 });
 
 describe("webhook endpoints in settings", () => {

@@ -32,18 +32,24 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** Adds an outbox row for integrations (sent after commit with the event's id, so receivers can de-duplicate). */
+/**
+ * Adds an outbox row for integrations (sent after commit with the event's id, so receivers can de-duplicate) — only
+ * when an enabled endpoint of the shop subscribes to its type: a shop without webhooks writes nothing for them (an
+ * outbox row per finished run, kept forever, for nobody), and one that adds an endpoint gets what happens from then on.
+ */
 export function addWebhookEvent(
   s: Statement,
   name: string,
   e: { tenantId: string; type: WebhookEventType; payload: unknown },
   opts: WriteOptions = {},
 ): void {
+  const subscribed = sql<boolean>`EXISTS (SELECT 1 FROM "WebhookEndpoint" sub
+    WHERE sub."tenantId" = ${e.tenantId} AND sub.enabled AND ${e.type}::text = ANY(sub."eventTypes"))`;
   s.insert(
     name,
     "WebhookEvent",
     { id: sql`gen_random_uuid()::text`, tenantId: e.tenantId, type: e.type, payload: dataSql(e.payload) },
-    opts,
+    { ...opts, where: opts.where ? sql<boolean>`(${opts.where}) AND ${subscribed}` : subscribed },
   );
 }
 

@@ -102,15 +102,21 @@ export class Statement {
     return this.add(name, body);
   }
 
-  /** INSERT of one row; with a guard or sources, `INSERT … SELECT … FROM <guard, sources> [WHERE …]`. */
+  /**
+   * INSERT of one row; with a guard or sources, `INSERT … SELECT … FROM <guard, sources> [WHERE …]`; with a condition
+   * alone, `INSERT … SELECT … WHERE …` (never dropped).
+   */
   insert<T extends Table>(name: string, table: T, row: Values<T>, opts: WriteOptions = {}): this {
     const { names, values } = columnsOf(table, row);
     const from = this.sources(opts.from);
     const conflict = opts.onConflict ? sql` ON CONFLICT ${opts.onConflict}` : sql``;
     const returning = sql` RETURNING ${opts.returning ?? sql`${sql.table(table)}.id`}`;
+    const where = opts.where ? sql` WHERE ${opts.where}` : sql``;
     const body = from
-      ? sql`INSERT INTO ${sql.table(table)} (${names}) SELECT ${values} FROM ${from}${opts.where ? sql` WHERE ${opts.where}` : sql``}${conflict}${returning}`
-      : sql`INSERT INTO ${sql.table(table)} (${names}) VALUES (${values})${conflict}${returning}`;
+      ? sql`INSERT INTO ${sql.table(table)} (${names}) SELECT ${values} FROM ${from}${where}${conflict}${returning}`
+      : opts.where
+        ? sql`INSERT INTO ${sql.table(table)} (${names}) SELECT ${values}${where}${conflict}${returning}`
+        : sql`INSERT INTO ${sql.table(table)} (${names}) VALUES (${values})${conflict}${returning}`;
     return this.add(name, body);
   }
 

@@ -99,6 +99,14 @@ describe("statements", () => {
     await s.run(db);
     expect(await eventsOfType("together")).toBe(2);
   });
+
+  it("an insert's condition holds without sources too (it is never dropped)", async () => {
+    const s = Statement.plain();
+    s.insert("no", "Event", { tenantId, type: "conditional", data: json({}) }, { where: sql<boolean>`1 = 2` });
+    s.insert("yes", "Event", { tenantId, type: "conditional", data: json({}) }, { where: sql<boolean>`1 = 1` });
+    await s.run(db);
+    expect(await eventsOfType("conditional")).toBe(1);
+  });
 });
 
 describe("the fence", () => {
