@@ -5,6 +5,8 @@
  *     around turn 200 of ONE conversation (it must not grow with the conversation);
  *   - park → decide → next model request latency: a refund the front-line agent proposes (as in bench:peers), and the
  *     same refund asked of the returns specialist (the decision travels down into its stored turn);
+ *   - each of those split into the time spent waiting for PostgreSQL (its statements' round trips, outside model
+ *     calls and tool bodies) and the process's own work, and this server's floor: a round trip and a one-row commit;
  *   - statements (round trips to PostgreSQL, BEGIN and COMMIT included) per customer message and per model turn;
  *   - rows and bytes written per turn (proportional to what the turn added, not to the conversation).
  * The model is the offline model, served by a process of its own (scripts/offline-model-server.ts) and called

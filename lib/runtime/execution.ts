@@ -279,7 +279,6 @@ export async function executeCall(
   }
 }
 
-/** Every tool has a time limit: a call that overruns fails (transiently), and its transaction rolls back. */
 /** Benchmarks' accounting (RuntimeDeps.metrics): a tool body's time, and its span when asked for. */
 function noteToolTime(deps: RuntimeDeps, started: number): void {
   if (!deps.metrics) return;
@@ -288,6 +287,7 @@ function noteToolTime(deps: RuntimeDeps, started: number): void {
   deps.metrics.toolSpans?.push([started, ended]);
 }
 
+/** Every tool has a time limit: a call that overruns fails (transiently), and its transaction rolls back. */
 function withTimeout<T>(work: Promise<T>, ms: number, name: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {

@@ -1,7 +1,8 @@
 // From the outbox to the delivery queue. Every fact an enabled endpoint of the shop subscribes to is written as a
 // WebhookEvent row in the SAME statement as the fact itself (lib/store/events `addWebhookEvent`): no commit, no event;
-// no event without its commit. After commit the worker fans each event out into one WebhookDelivery per subscribed endpoint of its
-// shop — at most one per (endpoint, event), whatever crashes or repeats — and lib/webhooks/deliver sends them.
+// no event without its commit. After commit the worker fans each event out into one WebhookDelivery per subscribed
+// endpoint of its shop — at most one per (endpoint, event), whatever crashes or repeats — and lib/webhooks/deliver
+// sends them.
 //
 // Ordering: fan-outs run one at a time (a global advisory lock) and only see committed events, so delivery ids grow
 // in the order events became visible; each endpoint receives its deliveries in id order.
