@@ -43,8 +43,10 @@ export async function startPrivateServer(opts: { seed?: boolean } = {}): Promise
     }
   }
 
+  let orphans: number[] = [];
   const kill = () => {
     const pid = server.record()!.pid;
+    orphans = childrenOf(pid);
     process.kill(pid, "SIGKILL");
     return pid;
   };
@@ -66,8 +68,15 @@ export async function startPrivateServer(opts: { seed?: boolean } = {}): Promise
       let deadPid = 0;
       const result = await withEmbeddedLock(dataRoot, async () => {
         deadPid = kill();
-        // Down for sure: connections are refused (its children, which inherited the socket, are gone too).
+        // Down for sure: new connections are refused, and the backends it had forked are gone. They exit by
+        // themselves once they notice their postmaster died, but not at once: until then a pooled connection
+        // to one of them still answers queries.
         while (await answers(server.url("postgres"))) await sleep(20);
+        const deadline = Date.now() + 10_000;
+        while (orphans.some(isAlive)) {
+          if (Date.now() > deadline) throw new Error(`backends of the killed postmaster still run: ${orphans.filter(isAlive)}`);
+          await sleep(20);
+        }
         return during();
       });
       await waitForRestart(deadPid);
@@ -75,6 +84,32 @@ export async function startPrivateServer(opts: { seed?: boolean } = {}): Promise
     },
     destroy: () => server.destroy(),
   };
+}
+
+/** The pids whose parent is `pid` (Linux: /proc/<pid>/stat's fourth field). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+/** Running (a zombie no one reaps counts as gone: it holds no connection). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+  } catch {
+    return false;
+  }
 }
 
 export async function answers(url: string): Promise<boolean> {
