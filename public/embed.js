@@ -178,7 +178,21 @@
   });
 
   render();
-  (document.body || document.documentElement).appendChild(root);
+  // The page owns its DOM, and a framework may drop our root: React discards nodes it did not render when hydration
+  // has to start over, and this script can run before <body> exists (an async script already in the cache). Keep the
+  // root in <body>, putting it back whenever it leaves (its iframe reloads and says "ready" again).
+  var watchedBody = null;
+  function keepAttached() {
+    if (root.parentNode !== (document.body || document.documentElement))
+      (document.body || document.documentElement).appendChild(root);
+    if (document.body && document.body !== watchedBody) {
+      watchedBody = document.body;
+      keeper.observe(watchedBody, { childList: true });
+    }
+  }
+  var keeper = new MutationObserver(keepAttached);
+  keeper.observe(document.documentElement, { childList: true });
+  keepAttached();
 
   var api = {
     __loaded: true,
