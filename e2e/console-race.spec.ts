@@ -6,6 +6,7 @@ import {
   HandoffPage,
   replayAction,
   seedRefundApproval,
+  sendTogether,
   signedInAs,
   test,
 } from "./fixtures/console";
@@ -20,8 +21,11 @@ test("Rita and Raj race for one item; a double-clicked approve sends one request
   const pages = { Rita: new HandoffPage(rita.page), Raj: new HandoffPage(raj.page) };
   await Promise.all([pages.Rita.goto(seeded.handoffId), pages.Raj.goto(seeded.handoffId)]);
 
-  // Both claim at once: the server serialises the claims, exactly one wins.
+  // Both claim at once: neither request leaves before the other is sent (else the first claim's live update can
+  // take the second page's Claim button away before it is clicked); the server serialises them, exactly one wins.
+  const together = await sendTogether([rita.page, raj.page]);
   await Promise.all([pages.Rita.claim.click(), pages.Raj.claim.click()]);
+  await together.released;
   const holds = async (p: HandoffPage) => (await p.claimBar.textContent())?.includes("You are working on this item.");
   await expect
     .poll(async () => [await holds(pages.Rita), await holds(pages.Raj)].filter(Boolean).length, {
