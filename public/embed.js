@@ -183,8 +183,8 @@
   // root in <body>, putting it back whenever it leaves (its iframe reloads and says "ready" again).
   var watchedBody = null;
   function keepAttached() {
-    if (root.parentNode !== (document.body || document.documentElement))
-      (document.body || document.documentElement).appendChild(root);
+    var home = document.body || document.documentElement;
+    if (root.parentNode !== home) home.appendChild(root);
     if (document.body && document.body !== watchedBody) {
       watchedBody = document.body;
       keeper.observe(watchedBody, { childList: true });
