@@ -31,6 +31,7 @@ import { env } from "@/lib/env";
 import { signCustomerIdentity } from "@/lib/widget/identity";
 import { exactFigures } from "./checks";
 import { Cluster, waitHealthy } from "./cluster";
+import { type CpuSplit, postmasterOf, startCpuMeter } from "./cpu";
 import { type ActionAnswer, Reviewer, serverActionId } from "./reviewer-client";
 import { ms, percentile, pool, rate, shuffle } from "./stats";
 import { HttpError, WidgetVisitor } from "./widget-client";
@@ -197,6 +198,17 @@ async function main() {
   );
   const openMs = Date.now() - openStart;
   log(`phase 1: ${VISITORS} visitors opened their conversations in ${ms(openMs)}; chatting for ${SECONDS} s…`);
+  // Where the chat phase's CPU goes, by process: the two cores are shared by all of these.
+  const backendPid = (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+  const postmaster = postmasterOf(backendPid);
+  const leadersNamed = (prefix: string) => () =>
+    cluster.members.filter((m) => m.name.startsWith(prefix) && m.child.pid).map((m) => m.child.pid!);
+  const cpuMeter = startCpuMeter({
+    "web processes": leadersNamed("web-"),
+    workers: leadersNamed("worker-"),
+    ...(postmaster ? { PostgreSQL: () => [postmaster] } : {}),
+    ...(MODEL === "server" ? { "model server": leadersNamed("model") } : {}),
+  });
   const t1 = Date.now();
   const deadline = t1 + SECONDS * 1000;
   async function exchange(v: Visitor, text: string): Promise<void> {
@@ -238,6 +250,7 @@ async function main() {
   );
   const phase1Ms = Date.now() - t1;
   const phase1Accepted = accepted;
+  const phase1Cpu = cpuMeter.stop();
   const loadAvgDuring = os.loadavg()[0]!;
   const connectionsPhase1 = sampler.max();
 
@@ -380,6 +393,7 @@ async function main() {
     "customer messages per second",
     `${f1(rate(phase1Accepted, phase1Ms))} (${phase1Accepted} accepted and answered in ${f1(phase1Ms / 1000)} s; ${wallLatencyByPort.join(" / ")} per web process)`,
   );
+  for (const [label, value] of cpuLines(phase1Cpu, cores, phase1Accepted, postmaster !== null)) line(label, value);
   line(
     "reply latency, model time excluded",
     `p50 ${ms(percentile(latencyExModel, 50))}, p95 ${ms(percentile(latencyExModel, 95))} (client-observed, minus the run's ModelCall.latencyMs)`,
@@ -462,6 +476,24 @@ async function main() {
       .join(" ")}`,
   );
   return checks.every(([, ok]) => ok) ? 0 : 1;
+}
+
+/** The chat phase's CPU by process group, in seconds and per customer message, and how busy the machine was. */
+function cpuLines(split: CpuSplit, cores: number, messages: number, databaseHere: boolean): Array<[string, string]> {
+  if (!split.machine) return [["CPU during the chat", "not measured (no /proc on this system)"]];
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const counted = split.byGroup.reduce((a, g) => a + g.cpuMs, 0);
+  const groups = [...split.byGroup, { name: "the rest of the machine", cpuMs: Math.max(0, split.machine.busyMs - counted) }];
+  return [
+    [
+      "CPU during the chat",
+      `${seconds(split.machine.busyMs)} busy of ${seconds(split.machine.totalMs)} (${cores} cores × ${(split.wallMs / 1000).toFixed(1)} s, ${Math.round((100 * split.machine.busyMs) / split.machine.totalMs)} % busy): ${groups.map((g) => `${g.name} ${seconds(g.cpuMs)}`).join(", ")}${databaseHere ? "" : " (PostgreSQL is not on this machine)"}`,
+    ],
+    [
+      "  CPU per customer message",
+      `${(split.machine.busyMs / Math.max(1, messages)).toFixed(1)} ms: ${groups.map((g) => `${g.name} ${(g.cpuMs / Math.max(1, messages)).toFixed(1)}`).join(", ")}`,
+    ],
+  ];
 }
 
 /** Model time inside each exchange: the ModelCalls of the run that answered it, recorded before the reply was seen. */
