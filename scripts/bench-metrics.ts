@@ -12,6 +12,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
+import { procStat } from "./proc";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_METRICS_DB || "support_bench_metrics";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -146,16 +147,14 @@ type Query = (db: unknown, tenantId: string, p: ReturnType<typeof resolvePeriod>
 
 /**
  * The CPU time (user + system, ms) the server process behind `client` has used so far, or null when it cannot be read
- * here (not Linux, or the server is on another machine). Linux counts it in ticks of 10 ms.
+ * here (not Linux, or the server is on another machine). Linux counts it in clock ticks (10 ms).
  */
 async function serverCpuReader(c: InstanceType<typeof pg.Client>): Promise<() => number | null> {
   const pid = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
   const read = () => {
     try {
       if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres")) return null;
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return (Number(fields[11]) + Number(fields[12])) * 10;
+      return procStat(pid)?.ownMs ?? null;
     } catch {
       return null;
     }

@@ -3,7 +3,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
-import { machineCpuMs, procStat, startCpuMeter, treeCpuMs } from "@/scripts/load/cpu";
+import { machineCpuMs, startCpuMeter, treeCpuMs } from "@/scripts/load/cpu";
+import { procStat } from "@/scripts/proc";
 
 const linux = process.platform === "linux";
 const started: ChildProcess[] = [];

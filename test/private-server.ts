@@ -8,6 +8,7 @@ import { createPrisma, type PrismaClient } from "@/lib/db/client";
 import { applyMigrations } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/db/seed";
 import { type EmbeddedServerHandle, startEmbeddedServer, withEmbeddedLock } from "@/lib/db/server";
+import { allProcesses } from "@/scripts/proc";
 
 export interface PrivateServer {
   server: EmbeddedServerHandle;
@@ -88,18 +89,9 @@ export async function startPrivateServer(opts: { seed?: boolean } = {}): Promise
 
 /** The pids whose parent is `pid` (Linux: /proc/<pid>/stat's fourth field). */
 function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) children.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
+  return allProcesses()
+    .filter((p) => p.ppid === pid)
+    .map((p) => p.pid);
 }
 
 /** Running (a zombie no one reaps counts as gone: it holds no connection). */

@@ -5,56 +5,17 @@
  * parent's "children's time" (a process's CPU moves there when it is reaped). Elsewhere than Linux it measures
  * nothing and says so.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-
-const TICKS_PER_SECOND = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-interface ProcStat {
-  pid: number;
-  ppid: number;
-  /** Own user + system time, and that of its reaped children, in ms. */
-  ownMs: number;
-  childrenMs: number;
-}
-
-/** /proc/<pid>/stat, or null when the process is gone. The name (field 2) may hold spaces and parentheses. */
-export function procStat(pid: number): ProcStat | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" "); // from field 3 (state) on
-  const at = (n: number) => Number(fields[n - 3]);
-  const ms = (ticks: number) => (ticks * 1000) / TICKS_PER_SECOND;
-  return { pid, ppid: at(4), ownMs: ms(at(14) + at(15)), childrenMs: ms(at(16) + at(17)) };
-}
-
-function allProcesses(): ProcStat[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => /^\d+$/.test(n))
-    .map((n) => procStat(Number(n)))
-    .filter((s): s is ProcStat => s !== null);
-}
+import { allProcesses, type ProcStat, procStat, ticksToMs } from "../proc";
 
 /** CPU ms used so far by `leaders` and all their descendants (live ones, and through them the reaped ones). */
 export function treeCpuMs(leaders: number[], table = allProcesses()): number {
   const children = new Map<number, ProcStat[]>();
-  for (const s of table) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s]);
+  for (const s of table) {
+    const siblings = children.get(s.ppid);
+    if (siblings) siblings.push(s);
+    else children.set(s.ppid, [s]);
+  }
   const byPid = new Map(table.map((s) => [s.pid, s]));
   const seen = new Set<number>();
   let total = 0;
@@ -84,8 +45,7 @@ export function machineCpuMs(): { busyMs: number; totalMs: number } | null {
   const t = line.trim().split(/\s+/).slice(1, 9).map(Number);
   const total = t.reduce((a, b) => a + b, 0);
   const idle = t[3]! + t[4]!;
-  const ms = (ticks: number) => (ticks * 1000) / TICKS_PER_SECOND;
-  return { busyMs: ms(total - idle), totalMs: ms(total) };
+  return { busyMs: ticksToMs(total - idle), totalMs: ticksToMs(total) };
 }
 
 /** What a group of processes is: its leaders, found again at each reading (a pid can only be known once started). */
