@@ -382,6 +382,11 @@ export const variables = {
     default: "30",
     description: "park → decide → next request samples of the benchmark",
   }),
+  BENCH_PARK_WARMUP: variable(wholeNumber(0).default(30), {
+    group: "testing",
+    default: "30",
+    description: "approvals of each kind before the benchmark's measured ones (printed as its cold figures)",
+  }),
   SUPPORT_BENCH_METRICS_DB: variable(text(), {
     group: "testing",
     default: "`support_bench_metrics`",

@@ -7,7 +7,9 @@
  * the buffers it touched, the server's CPU time per execution when the server runs on this machine (user + system
  * time of its backend from /proc, parallel workers off: what the query costs whatever else the machine is doing —
  * the medians grow with the machine's load, this does not), and the plan node types and indexes each query uses (a
- * sequential scan names its table), with the machine's cores and load.
+ * sequential scan names its table), with the machine's cores and load. Then the admin's what-if on the same shop
+ * (lib/settings/what-if.ts): a draft judged against its recorded calls of the last 28 and 90 days — the whole
+ * action, its read and its judging.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -81,23 +83,39 @@ const statements: Array<[string, string]> = [
     "ToolCall",
     // Refunds: automatic (0.45–0.60), parked for a person (0.60–0.75, decided by `sub`); escalate_to_human calls.
     `INSERT INTO "ToolCall" (id, "tenantId", "runId", "toolUseId", name, input, "effectiveInput", status, "gateDecision", "gateReason",
-       "decidedById", position, "messageSeq", "createdAt", "updatedAt")
+       "decidedById", position, "messageSeq", "gateFacts", "createdAt", "updatedAt")
      SELECT 'bt' || g, tenant, 'br' || g, 'toolu_' || g, 'refund_order',
        jsonb_build_object('order_number', 'A-' || g, 'amount_cents', (1000 + floor(sub * 40000))::int, 'reason', 'damaged'),
        jsonb_build_object('order_number', 'A-' || g, 'amount_cents', (1000 + floor(sub * 40000))::int, 'reason', 'damaged'),
        (CASE WHEN kind < 0.60 THEN 'SUCCEEDED' WHEN kind >= 0.995 THEN 'PARKED' WHEN sub < 0.70 THEN 'SUCCEEDED'
              WHEN sub < 0.90 THEN 'DENIED' ELSE 'EXPIRED' END)::"ToolCallStatus",
        (CASE WHEN kind < 0.60 THEN 'allow' ELSE 'ask' END)::"GateOutcome", 'refund_policy: …',
-       CASE WHEN kind >= 0.60 AND kind < 0.995 AND sub < 0.90 THEN reviewer END, 0, 2, started, started
+       CASE WHEN kind >= 0.60 AND kind < 0.995 AND sub < 0.90 THEN reviewer END, 0, 2,
+       jsonb_build_object('orderNumber', 'A-' || g, 'amountCents', (1000 + floor(sub * 40000))::int, 'orderStatus', 'delivered',
+         'orderTotalCents', 60000, 'refundableCents', 60000, 'summary', 'Refund on A-' || g,
+         'totals', jsonb_build_object('orderDoneCents', 0, 'orderPendingCents', 0, 'sameTurnCents', 0,
+           'customerAutoCents', floor(wait * 5000)::int, 'customerPendingAutoCents', 0, 'windowDays', 30)),
+       started, started
      FROM bench_runs WHERE (kind >= 0.45 AND kind < 0.75) OR kind >= 0.995
      UNION ALL
      SELECT 'be' || g, tenant, 'br' || g, 'toolu_e' || g, 'escalate_to_human', '{}'::jsonb, '{}'::jsonb, 'SUCCEEDED'::"ToolCallStatus", 'allow'::"GateOutcome", 'allowed',
-       NULL, 0, 2, started, started
+       NULL, 0, 2, jsonb_build_object('summary', 'escalate_to_human'), started, started
      FROM bench_runs WHERE kind >= 0.75 AND kind < 0.975 AND trigger IN ('customer_request', 'policy_gap')
      UNION ALL
      SELECT 'bl' || g, tenant, 'br' || g, 'toolu_l' || g, 'lookup_order', jsonb_build_object('order_number', 'A-' || g), NULL,
-       'SUCCEEDED'::"ToolCallStatus", 'allow'::"GateOutcome", 'allowed', NULL, 0, 2, started, started
+       'SUCCEEDED'::"ToolCallStatus", 'allow'::"GateOutcome", 'allowed', NULL, 0, 2, jsonb_build_object('summary', 'lookup_order'), started, started
      FROM bench_runs WHERE kind < 0.45`,
+  ],
+  [
+    "GateDecision",
+    // What each gate said of each call (the runtime records every gate with a verdict): a what-if replays the
+    // policy's gates and keeps the others'.
+    `INSERT INTO "GateDecision" (id, "tenantId", "runId", "toolCallId", "toolUseId", gate, decision, reason, "policyVersion", "createdAt")
+     SELECT tc.id || '_' || gate.name, tc."tenantId", tc."runId", tc.id, tc."toolUseId", gate.name,
+       CASE WHEN gate.name = 'refund_policy' THEN tc."gateDecision" ELSE 'allow'::"GateOutcome" END, gate.name || ': …', 1, tc."createdAt"
+     FROM "ToolCall" tc
+     CROSS JOIN LATERAL (VALUES ('allowlist'), ('verified_customer'), ('refund_policy')) AS gate(name)
+     WHERE gate.name <> 'refund_policy' OR tc.name = 'refund_order'`,
   ],
   [
     "Handoff",
@@ -246,6 +264,53 @@ for (const days of ["30", "90"] as const) {
   results.push({ period: `${days} days`, query: "whole page (concurrently)", medianMs: round(median(times)), runsInPeriod: m.runs.runs });
 }
 
+// The admin's what-if (lib/settings/what-if.ts) on the same shop: its recorded calls of the last 28 (the default) and
+// 90 days (the most) judged again under a draft that lowers the automatic refund limit — the read (one query) and the
+// judging (in memory) timed apart, then the whole action as the settings page runs it.
+const { whatIf, recordedCalls, compareWithDraft, WHAT_IF_MAX_CALLS } = await import("@/lib/settings/what-if");
+const { DEMO_POLICY_RULES } = await import("@/lib/db/seed");
+const admin = await db.staffUser.findFirstOrThrow({ where: { tenantId: acme.id, role: "admin" } });
+const { policyRulesSchema } = await import("@/lib/policy/policy");
+const current = policyRulesSchema.parse(DEMO_POLICY_RULES);
+const draft = { ...current, refund: { ...current.refund, autoMaxCents: 8000 } };
+const whatIfs: Array<{
+  days: number;
+  calls: number;
+  changed: number;
+  truncated: boolean;
+  readMs: number;
+  judgeMs: number;
+  wholeMs: number;
+}> = [];
+for (const days of [28, 90]) {
+  const since = new Date(Date.now() - days * 86_400_000);
+  const reads: number[] = [];
+  const judged: number[] = [];
+  const wholes: number[] = [];
+  let report: Awaited<ReturnType<typeof whatIf>> | null = null;
+  await whatIf(db, { tenantId: acme.id, staffId: admin.id }, { rules: draft, days }); // warm
+  for (let i = 0; i < REPEAT; i++) {
+    const t0 = performance.now();
+    const calls = await recordedCalls(db, acme.id, since);
+    const t1 = performance.now();
+    compareWithDraft(calls.slice(0, WHAT_IF_MAX_CALLS), draft);
+    const t2 = performance.now();
+    report = await whatIf(db, { tenantId: acme.id, staffId: admin.id }, { rules: draft, days });
+    wholes.push(performance.now() - t2);
+    reads.push(t1 - t0);
+    judged.push(t2 - t1);
+  }
+  whatIfs.push({
+    days,
+    calls: report!.total + report!.skipped,
+    changed: report!.changed.total,
+    truncated: report!.truncated,
+    readMs: round(median(reads)),
+    judgeMs: round(median(judged)),
+    wholeMs: round(median(wholes)),
+  });
+}
+
 const machine = { cores: os.cpus().length, cpu: os.cpus()[0]?.model, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) };
 const server = (await client.query("SHOW server_version")).rows[0].server_version as string;
 console.log(
@@ -280,6 +345,13 @@ for (const r of results) {
     }`,
   );
 }
+
+console.log("\nwhat-if (admin): a draft judged against the shop's recorded calls (median ms of the whole action, its read, its judging)");
+for (const w of whatIfs)
+  console.log(
+    `${`${w.days} days`.padEnd(9)} ${String(w.calls).padStart(6)} calls${w.truncated ? ` (the newest ${WHAT_IF_MAX_CALLS})` : ""}, ${w.changed} change: ` +
+      `${w.wholeMs} ms (read ${w.readMs}, judged again ${w.judgeMs})`,
+  );
 
 await client.end();
 await db.$disconnect();

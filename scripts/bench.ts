@@ -4,7 +4,8 @@
  *   - harness time per model turn (everything except the model call), median and p95, around turn 10 and
  *     around turn 200 of ONE conversation (it must not grow with the conversation);
  *   - park → decide → next model request latency: a refund the front-line agent proposes (as in bench:peers), and the
- *     same refund asked of the returns specialist (the decision travels down into its stored turn);
+ *     same refund asked of the returns specialist (the decision travels down into its stored turn) — on a warm
+ *     process, after BENCH_PARK_WARMUP approvals of each kind, whose figures are printed too (cold);
  *   - each of those split into the time spent waiting for PostgreSQL (its statements' round trips, outside model
  *     calls and tool bodies) and the process's own work, and this server's floor: a round trip and a one-row commit;
  *   - statements (round trips to PostgreSQL, BEGIN and COMMIT included) per customer message and per model turn;
@@ -37,6 +38,10 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 110); // 2 model turns eac
 const WARMUP_MESSAGES = Number(process.env.BENCH_WARMUP_MESSAGES ?? 30); // another conversation first: a warm process, as a server is
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3); // measured conversations
 const PARK_SAMPLES = Number(process.env.BENCH_PARK_SAMPLES ?? 30);
+// Approvals before the measured ones: PostgreSQL plans a statement afresh on each of its first five executions on a
+// connection (then keeps a generic plan), and the approval's statements are large — a server that has approved before
+// has paid that. The first approvals are printed too (cold).
+const PARK_WARMUP = Number(process.env.BENCH_PARK_WARMUP ?? 30);
 
 await resetDatabase();
 const { url } = await prepareDatabase();
@@ -211,11 +216,11 @@ for (let round = 0; round < ROUNDS; round++) {
 // the decision, the refund, its ledger row and the tool result committed before it. `direct`: the front-line agent
 // proposes refund_order (bench:peers' scenario); `specialist`: the deterministic offline model hands the same request
 // to the returns specialist, whose stored turn the decision resumes.
-async function parkSamples(kind: "direct" | "specialist") {
+async function parkSamples(kind: "direct" | "specialist", samples: number) {
   const latencies: number[] = [];
   const counts: number[] = [];
   const waits: number[] = [];
-  for (let i = 0; i < PARK_SAMPLES; i++) {
+  for (let i = 0; i < samples; i++) {
     if (kind === "direct") {
       script.push({ reply: { content: [{ type: "tool_use", name: "refund_order", input: REFUND_INPUT }], stop_reason: "tool_use" } });
     }
@@ -247,8 +252,10 @@ async function parkSamples(kind: "direct" | "specialist") {
   }
   return { latencies, statements: counts, databaseMs: waits };
 }
-const parkDirect = await parkSamples("direct");
-const parkSpecialist = await parkSamples("specialist");
+const coldDirect = await parkSamples("direct", PARK_WARMUP);
+const coldSpecialist = await parkSamples("specialist", PARK_WARMUP);
+const parkDirect = await parkSamples("direct", PARK_SAMPLES);
+const parkSpecialist = await parkSamples("specialist", PARK_SAMPLES);
 statements.spans = null;
 
 // The floor under every figure above, on this server: a round trip, and a commit (a one-row INSERT in its own
@@ -318,6 +325,14 @@ console.log(`| … waiting for PostgreSQL (ms)             | ${f(median(parkDire
 console.log(
   `| … through the returns specialist (ms)     | ${f(median(parkSpecialist.latencies))} | ${f(pct(parkSpecialist.latencies, 95))} |                   |`,
 );
+if (PARK_WARMUP) {
+  console.log(
+    `| ${`… cold: the first ${PARK_WARMUP}, direct (ms)`.padEnd(42)}| ${f(median(coldDirect.latencies))} | ${f(pct(coldDirect.latencies, 95))} |                   |`,
+  );
+  console.log(
+    `| ${`… cold: the first ${PARK_WARMUP}, specialist (ms)`.padEnd(42)}| ${f(median(coldSpecialist.latencies))} | ${f(pct(coldSpecialist.latencies, 95))} |                   |`,
+  );
+}
 console.log(`| statements per customer message, turn 10  | ${f(early.statements * 2)} |          |                   |`);
 console.log(`| statements per customer message, turn 200 | ${f(late.statements * 2)} |          | flat              |`);
 console.log(`| statements, approve → next request        | ${f(median(parkDirect.statements))} |          |                   |`);
