@@ -3,7 +3,7 @@ import { DEMO_POLICY_RULES } from "@/lib/db/seed";
 import { AppError } from "@/lib/errors";
 import { type PolicyRules, policyRulesSchema } from "@/lib/policy/policy";
 import { createHarness, type Harness } from "@/test/runtime-harness";
-import { compareWithDraft, type RecordedCall, recordedCalls, whatIf } from "./what-if";
+import { compareWithDraft, type RecordedCall, recordedCalls, WHAT_IF_PAGE_SIZE, whatIf } from "./what-if";
 
 const V1 = policyRulesSchema.parse(DEMO_POLICY_RULES);
 /** The draft: automatic refunds to $80, two approvers from $300, refused above $400; cancellations run by
@@ -186,8 +186,8 @@ describe("what-if on a hand-built set of calls", () => {
       expect(report.after[outcome].count).toBe(alone.reduce((n, r) => n + r.after[outcome].count, 0));
       expect(report.after[outcome].amountCents).toBe(alone.reduce((n, r) => n + r.after[outcome].amountCents, 0));
     }
-    expect(report.changed).toMatchObject({ pages: Math.ceil(report.changed.total / 25), page: 1 });
-    expect(report.changed.calls).toHaveLength(25);
+    expect(report.changed).toMatchObject({ pages: Math.ceil(report.changed.total / WHAT_IF_PAGE_SIZE), page: 1 });
+    expect(report.changed.calls).toHaveLength(WHAT_IF_PAGE_SIZE);
   });
 });
 

@@ -278,8 +278,14 @@ export async function whatIf(
     throw new AppError("INVALID_INPUT", `Look back between 1 and ${WHAT_IF_MAX_DAYS} days.`);
   const rules = validateDraft(input.rules);
   const since = new Date((input.now ?? new Date()).getTime() - days * 24 * 60 * 60 * 1000);
-  const calls = await recordedCalls(client, actor.tenantId, since);
-  const truncated = calls.length > WHAT_IF_MAX_CALLS;
-  const report = compareWithDraft(truncated ? calls.slice(0, WHAT_IF_MAX_CALLS) : calls, rules, { page: input.page });
+  const { calls, truncated } = await callsToJudge(client, actor.tenantId, since);
+  const report = compareWithDraft(calls, rules, { page: input.page });
   return { days, since, truncated, ...report };
+}
+
+/** The calls a what-if judges: the newest WHAT_IF_MAX_CALLS since `since` (`truncated`: there were more). */
+export async function callsToJudge(client: object, tenantId: string, since: Date): Promise<{ calls: RecordedCall[]; truncated: boolean }> {
+  const calls = await recordedCalls(client, tenantId, since);
+  const truncated = calls.length > WHAT_IF_MAX_CALLS;
+  return { calls: truncated ? calls.slice(0, WHAT_IF_MAX_CALLS) : calls, truncated };
 }
