@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
-import { env, envMarkdown, parseEnv, variables } from "./env";
+import { env, envMarkdown, parseEnv, setting, variables } from "./env";
 
 const root = path.resolve(__dirname, "..");
 
@@ -92,6 +92,23 @@ describe("the environment module", () => {
     expect(env().SUPPORT_DEFER_MS).toBe(7);
     process.env.SUPPORT_DEFER_MS = "soon";
     expect(() => env()).toThrow(/SUPPORT_DEFER_MS="soon"/);
+  });
+
+  it("setting(name) reads one variable as env() does: its default, a change at once, a bad value refused", () => {
+    delete process.env.SUPPORT_MAX_TOKENS;
+    expect(setting("SUPPORT_MAX_TOKENS")).toBe(env().SUPPORT_MAX_TOKENS);
+    expect(setting("SUPPORT_MAX_TOKENS")).toBe(1024);
+    process.env.SUPPORT_MAX_TOKENS = "2048";
+    expect(setting("SUPPORT_MAX_TOKENS")).toBe(2048); // the next read sees the change
+    process.env.SUPPORT_MAX_TOKENS = " ";
+    expect(setting("SUPPORT_MAX_TOKENS")).toBe(1024); // blank is unset
+    process.env.SUPPORT_MAX_TOKENS = "lots";
+    expect(() => setting("SUPPORT_MAX_TOKENS")).toThrow(/SUPPORT_MAX_TOKENS="lots": must be a whole number/);
+    expect(() => setting("SUPPORT_MAX_TOKENS")).toThrow(AppError); // still refused: a bad value is never cached
+    process.env.SUPPORT_FAILPOINT = "before-effect";
+    expect(setting("SUPPORT_FAILPOINT")).toBe("before-effect");
+    delete process.env.SUPPORT_FAILPOINT;
+    expect(setting("SUPPORT_FAILPOINT")).toBeUndefined();
   });
 
   it("the README's Configuration section is the table generated from the schema", () => {

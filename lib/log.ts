@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { trace } from "@opentelemetry/api";
 import pino, { type DestinationStream, type Logger } from "pino";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 
 /**
  * The product's one logger: JSON lines on stdout (pino), level from LOG_LEVEL. Every line carries the ids of
@@ -71,7 +71,7 @@ function serializeError(err: unknown): Record<string, unknown> {
 
 function configuredLevel(): string {
   try {
-    return env().LOG_LEVEL;
+    return setting("LOG_LEVEL");
   } catch {
     return "info"; // the environment check reports the bad LOG_LEVEL itself; logging must still work
   }

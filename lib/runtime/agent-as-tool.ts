@@ -16,7 +16,7 @@ import { customerText, shopContext, toolResultText } from "@/lib/agent/framing";
 import { namespacedId, scopeOf, unusableToolUseIds } from "@/lib/agents/namespace";
 import { type Specialist, specialistOf } from "@/lib/agents/specialists";
 import { storeOf } from "@/lib/db/kysely";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 import { log } from "@/lib/log";
 import { classifyModelError, estimateCostMicros } from "@/lib/model/client";
 import { formatCents } from "@/lib/money";
@@ -253,7 +253,7 @@ async function modelTurnOf(sp: Scope, w: StepWrite): Promise<Step> {
   const budget = exhaustedBudget(state);
   if (budget) return { kind: "failed", why: budget.reason };
 
-  const maxTokens = env().SUPPORT_MAX_TOKENS;
+  const maxTokens = setting("SUPPORT_MAX_TOKENS");
   const turnNumber = state.counters.turnsUsed + 1;
   const record = {
     tenantId: ref.tenantId,

@@ -9,7 +9,7 @@
 // is counted exactly (Claude's count_tokens; the offline model's own count) before deciding.
 import { type SummaryFacts, summaryBlocks, summaryFacts } from "@/lib/agent/summary";
 import type { Store } from "@/lib/db/kysely";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 import type { ModelRequest } from "@/lib/model/types";
 import { addSummary, type ContextSummary, knownSummary, latestSummary } from "@/lib/store/context-summaries";
 import { buildModelMessages, type ContentBlock, type MessageParam, type TranscriptRow } from "@/lib/store/transcript";
@@ -29,7 +29,7 @@ const NO_COUNT_SHARE = 0.85;
 /** Tokens per character before a conversation's first response says better (high on purpose: it errs to counting). */
 const DEFAULT_RATIO = 0.4;
 
-export const contextBudget = () => env().SUPPORT_CONTEXT_BUDGET_TOKENS;
+export const contextBudget = () => setting("SUPPORT_CONTEXT_BUDGET_TOKENS");
 
 /**
  * Customer text queued while the model was busy is bundled into one turn only up to this many bytes (as many bytes as

@@ -23,7 +23,7 @@ import type { RunState } from "./run-state";
 import type { StepOutcome } from "./step";
 import type { StepWrite } from "./step-write";
 import { redact } from "./tool-hooks";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 import { log } from "@/lib/log";
 
 /** A call to run: its row as recorded (or as just gated). */
@@ -170,7 +170,7 @@ export async function executeCall(
   const attempt = call.attempts + 1;
   const elapsed = () => performance.now() - started;
   const input = (call.effectiveInput ?? call.input) as Record<string, unknown>;
-  const timeoutMs = env().SUPPORT_TOOL_TIMEOUT_MS;
+  const timeoutMs = setting("SUPPORT_TOOL_TIMEOUT_MS");
   const none = { escalation: null } as const;
 
   // Verification was checked by the gate when the call was proposed; execution binds the conversation's state now.

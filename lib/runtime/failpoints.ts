@@ -1,4 +1,4 @@
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 
 /**
  * Named crash points between claiming a run and recording its effect. Tests run a worker process with
@@ -18,7 +18,7 @@ export type Failpoint = (typeof FAILPOINTS)[number];
 
 /** `SUPPORT_FAILPOINT=before-effect` crashes at the first such point; `before-effect:refund_order` only there for that tool. */
 export function failpoint(name: Failpoint, detail?: string): void {
-  const armed = env().SUPPORT_FAILPOINT;
+  const armed = setting("SUPPORT_FAILPOINT");
   if (!armed) return;
   if (armed === name || (detail !== undefined && armed === `${name}:${detail}`)) {
     process.stderr.write(`[failpoint] crashing at ${armed}\n`);

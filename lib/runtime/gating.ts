@@ -16,7 +16,7 @@ import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
 import { canonicalJson, idempotencyKey } from "./idempotency";
 import { backoffMs } from "./retry";
 import type { RunRef } from "./run-state";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 import { log } from "@/lib/log";
 
 export interface ToolUse {
@@ -217,7 +217,7 @@ function judgeCall(
       ? idempotencyKey({ tenantId: ctx.run.tenantId, runId: ctx.run.id, toolUseId: p.use.id, toolName: p.use.name, input: p.input })
       : null,
     // defer: the call is gated again later (the run waits for a retry), not answered now.
-    nextAttemptAt: verdict.decision === "defer" ? new Date(ctx.now.getTime() + env().SUPPORT_DEFER_MS) : null,
+    nextAttemptAt: verdict.decision === "defer" ? new Date(ctx.now.getTime() + setting("SUPPORT_DEFER_MS")) : null,
     isError: verdict.decision === "deny",
     result:
       verdict.decision === "deny"

@@ -25,7 +25,7 @@ import { StepWrite } from "./step-write";
 import { orderNumbersIn, stopCheck } from "./stop-check";
 import { ReplyRelease } from "./reply-release";
 import { recordToolUseTurn } from "./tool-use-turn";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 
 const MAX_PAUSE_TURNS = 3;
 const MAX_CORRECTIONS = 2;
@@ -124,7 +124,7 @@ async function modelTurn(
   if (exhausted) return escalate("budget", exhausted.reason, exhausted.rootCause);
 
   let throughSeq = rows[rows.length - 1]?.seq ?? 0;
-  const maxTokens = run.maxTokensRetries > 0 ? env().SUPPORT_MAX_TOKENS_RETRY : env().SUPPORT_MAX_TOKENS;
+  const maxTokens = run.maxTokensRetries > 0 ? setting("SUPPORT_MAX_TOKENS_RETRY") : setting("SUPPORT_MAX_TOKENS");
   const turn = run.turnsUsed + 1;
 
   let message: Anthropic.Message;
