@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { machineCpuMs, startCpuMeter, treeCpuMs } from "@/scripts/load/cpu";
+import { thousands } from "@/scripts/load/stats";
 import { procStat } from "@/scripts/proc";
 
 const linux = process.platform === "linux";
@@ -67,5 +68,14 @@ describe.runIf(linux)("load CPU split", () => {
     expect(m.totalMs).toBeGreaterThan(0);
     expect(m.busyMs).toBeGreaterThan(0);
     expect(m.busyMs).toBeLessThanOrEqual(m.totalMs);
+  });
+});
+
+describe("the load report's counts", () => {
+  it("names the queue's size as it was asked, not a fixed 100k", () => {
+    expect(thousands(100_000)).toBe("100k");
+    expect(thousands(1_000)).toBe("1k");
+    expect(thousands(2_500)).toBe("2,500");
+    expect(thousands(999)).toBe("999");
   });
 });

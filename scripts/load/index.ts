@@ -33,7 +33,7 @@ import { exactFigures } from "./checks";
 import { Cluster, waitHealthy } from "./cluster";
 import { type CpuSplit, postmasterOf, startCpuMeter } from "./cpu";
 import { type ActionAnswer, Reviewer, serverActionId } from "./reviewer-client";
-import { ms, percentile, pool, rate, shuffle } from "./stats";
+import { ms, percentile, pool, rate, shuffle, thousands } from "./stats";
 import { HttpError, WidgetVisitor } from "./widget-client";
 
 const num = (name: string, fallback: number) => {
@@ -461,7 +461,7 @@ async function main() {
   ];
   for (const [label, ok, detail] of checks) line(`  ${ok ? "✓" : "✗"} ${label}`, detail);
   line(
-    "queue first page, 100k handoffs",
+    `queue first page, ${thousands(q.handoffs)} handoffs`,
     `median ${q.pageMedianMs.toFixed(1)} ms (p95 ${q.pageP95Ms.toFixed(1)}) for queueHandoffs: ${q.pageRows} rows of ${q.handoffs.toLocaleString("en")} (${q.pending.toLocaleString("en")} pending)`,
   );
   line(

@@ -26,3 +26,6 @@ export async function pool<T>(items: T[], limit: number, fn: (item: T) => Promis
     }),
   );
 }
+
+/** A count as the report names it: 100000 → "100k", 2500 → "2,500" (the queue's size, whatever LOAD_QUEUE_HANDOFFS asked). */
+export const thousands = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : n.toLocaleString("en"));
