@@ -219,6 +219,7 @@ for (let round = 0; round < ROUNDS; round++) {
 async function parkSamples(kind: "direct" | "specialist", samples: number) {
   const latencies: number[] = [];
   const counts: number[] = [];
+  const trips: number[] = [];
   const waits: number[] = [];
   for (let i = 0; i < samples; i++) {
     if (kind === "direct") {
@@ -229,10 +230,13 @@ async function parkSamples(kind: "direct" | "specialist", samples: number) {
     if (!handoff) throw new Error(`the ${kind} refund did not park (${out.phase})`);
     if (kind === "direct") script.push({ reply: { content: [{ type: "text", text: "Done." }], stop_reason: "end_turn" } });
     const s0 = statements.count;
+    const r0 = statements.roundTrips;
     let atRequest = 0;
+    let tripsAtRequest = 0;
     onRequest = () => {
       onRequest = null;
       atRequest = statements.count - s0;
+      tripsAtRequest = statements.roundTrips - r0;
     };
     lastRequestStartedAt = 0;
     databaseWaitMs(0, 0);
@@ -247,10 +251,11 @@ async function parkSamples(kind: "direct" | "specialist", samples: number) {
       throw new Error(`the ${kind} approval did not resume the run (${outcome.kind})`);
     latencies.push(lastRequestStartedAt - t0);
     counts.push(atRequest);
+    trips.push(tripsAtRequest);
     waits.push(databaseWaitMs(t0, lastRequestStartedAt, [])); // the refund's body is part of this measure
     await db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
   }
-  return { latencies, statements: counts, databaseMs: waits };
+  return { latencies, statements: counts, roundTrips: trips, databaseMs: waits };
 }
 const coldDirect = await parkSamples("direct", PARK_WARMUP);
 const coldSpecialist = await parkSamples("specialist", PARK_WARMUP);
@@ -337,6 +342,8 @@ console.log(`| statements per customer message, turn 10  | ${f(early.statements 
 console.log(`| statements per customer message, turn 200 | ${f(late.statements * 2)} |          | flat              |`);
 console.log(`| statements, approve → next request        | ${f(median(parkDirect.statements))} |          |                   |`);
 console.log(`| … through the returns specialist          | ${f(median(parkSpecialist.statements))} |          |                   |`);
+console.log(`| round trips, approve → next request       | ${f(median(parkDirect.roundTrips))} |          |                   |`);
+console.log(`| … through the returns specialist          | ${f(median(parkSpecialist.roundTrips))} |          |                   |`);
 console.log(`| rows written per turn, around turn 10     | ${f(early.rows)} |          | flat              |`);
 console.log(`| rows written per turn, around turn 200    | ${f(late.rows)} |          | flat              |`);
 console.log(`| bytes written per turn, around turn 10    | ${f(early.bytes)} |          | ∝ what it added   |`);

@@ -127,29 +127,39 @@ export interface Queryable {
 
 /**
  * Counts `query()` calls on every pg connection of this process: patch the Client prototype of the `pg` module the
- * system itself uses. Pool.query and Prisma's adapter both end in Client.prototype.query. While `spans` is an array,
+ * system itself uses. Pool.query and Prisma's adapter both end in Client.prototype.query. `roundTrips` counts the
+ * calls that had to wait for an answer before going out: all of them, except a call on a connection in pg's pipeline
+ * mode while an earlier one of that connection is still in flight (it travels with it). While `spans` is an array,
  * each statement's [call, answer] (performance.now()) is pushed to it: the time spent waiting for the database.
  */
 export function countStatements(Client: { prototype: { query: (...args: never[]) => unknown } }): {
   count: number;
+  roundTrips: number;
   spans: Array<[number, number]> | null;
   restore(): void;
 } {
   const proto = Client.prototype as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
+  const inFlight = new WeakMap<object, number>();
   const counter = {
     count: 0,
+    roundTrips: 0,
     spans: null as Array<[number, number]> | null,
     restore: () => {
       proto.query = original;
     },
   };
-  proto.query = function (this: unknown, ...args: unknown[]) {
+  proto.query = function (this: object, ...args: unknown[]) {
     counter.count += 1;
+    const pending = inFlight.get(this) ?? 0;
+    if (pending === 0 || !(this as { pipeline?: boolean }).pipeline) counter.roundTrips += 1;
+    inFlight.set(this, pending + 1);
     const spans = counter.spans;
-    if (!spans) return original.apply(this, args);
     const started = performance.now();
-    const note = () => void spans.push([started, performance.now()]);
+    const note = () => {
+      inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
+      if (spans) spans.push([started, performance.now()]);
+    };
     // Answered through a callback (pg's Pool.query) or a promise (everything else).
     const last = args.length - 1;
     const callback = args[last];

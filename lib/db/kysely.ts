@@ -48,19 +48,44 @@ function statementName(text: string): string {
   return name;
 }
 
+/** pg's Client in pipeline mode sends a query at once, without waiting for the answer to the one before. */
+type PipelinedClient = pg.PoolClient & { pipeline: boolean };
+
 class PgConnection implements DatabaseConnection {
   constructor(readonly client: pg.PoolClient) {}
   broken = false;
+  /**
+   * A transaction's BEGIN not sent yet: it goes on the wire together with the transaction's first statement, so
+   * the two take one round trip (each still has its own Sync and answer). A transaction that sends nothing never
+   * sends its BEGIN, and its COMMIT or ROLLBACK has nothing to end.
+   */
+  pendingBegin: string | null = null;
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const text = query.sql;
     const transactionControl = /^(begin|commit|rollback|start transaction)/i.test(text);
-    const result = await this.client.query(
-      transactionControl ? text : { name: statementName(text), text, values: query.parameters.map(param) },
-    );
+    const config = transactionControl ? text : { name: statementName(text), text, values: query.parameters.map(param) };
+    const begin = this.pendingBegin;
+    this.pendingBegin = null;
+    let result: pg.QueryResult;
+    if (begin === null) result = await this.client.query(config);
+    else if (transactionControl) return { rows: [{ command: /^rollback/i.test(text) ? "ROLLBACK" : "COMMIT" }] as R[] };
+    else result = await this.afterBegin(begin, config as pg.QueryConfig);
     if (result.command === "ROLLBACK" || result.command === "COMMIT") return { rows: [{ command: result.command }] as R[] };
     const writes = result.command === "INSERT" || result.command === "UPDATE" || result.command === "DELETE";
     return { rows: (result.rows ?? []) as R[], ...(writes ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
+  }
+
+  /** BEGIN and the first statement, pipelined (the connection is in pipeline mode while checked out: see the driver). */
+  private async afterBegin(begin: string, config: pg.QueryConfig): Promise<pg.QueryResult> {
+    const [began, first] = await Promise.allSettled([this.client.query(begin), this.client.query(config)]);
+    if (began.status === "rejected") {
+      // Only a connection that is failing refuses BEGIN; never hand it out again.
+      this.broken = true;
+      throw began.reason;
+    }
+    if (first.status === "rejected") throw first.reason;
+    return first.value;
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not used by the runtime
@@ -74,11 +99,15 @@ class PoolDriver implements Driver {
   constructor(private readonly pool: pg.Pool) {}
   async init() {}
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new PgConnection(await this.pool.connect());
+    const client = (await this.pool.connect()) as PipelinedClient;
+    // Pipeline mode while this driver holds the connection (nothing is in flight when it is taken or given back):
+    // a transaction's BEGIN travels with its first statement. Prisma's queries on the same pool stay as they were.
+    client.pipeline = true;
+    return new PgConnection(client);
   }
   async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings) {
     const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
-    await conn.executeQuery(CompiledQuery.raw(level ? `start transaction${level}` : "begin"));
+    (conn as PgConnection).pendingBegin = level ? `start transaction${level}` : "begin";
   }
   async commitTransaction(conn: DatabaseConnection) {
     const { rows } = await conn.executeQuery<{ command: string }>(CompiledQuery.raw("commit"));
@@ -95,6 +124,7 @@ class PoolDriver implements Driver {
   }
   async releaseConnection(conn: DatabaseConnection) {
     const c = conn as PgConnection;
+    (c.client as PipelinedClient).pipeline = false;
     c.client.release(c.broken);
   }
   async destroy() {

@@ -1,0 +1,93 @@
+// The runtime's driver (lib/db/kysely): a transaction's BEGIN goes on the wire with its first statement — one round
+// trip for both — and the transaction is exactly as atomic as with BEGIN sent apart.
+import { sql } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countStatements } from "@/bench/peers/scenario";
+import { poolOf } from "@/lib/db/sql";
+import { createTestDatabase, type TestDatabase } from "@/test/db";
+import { type Store, storeOf } from "./kysely";
+
+let tdb: TestDatabase;
+let db: Store;
+beforeAll(async () => {
+  tdb = await createTestDatabase({ seed: false });
+  db = storeOf(tdb.prisma);
+  await sql`CREATE TABLE probe (id int PRIMARY KEY, note text NOT NULL)`.execute(db);
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const ids = async () => (await sql<{ id: number }>`SELECT id FROM probe ORDER BY id`.execute(db)).rows.map((r) => r.id);
+const insert = (tx: Store, id: number, note: string | null = "x") => sql`INSERT INTO probe (id, note) VALUES (${id}, ${note})`.execute(tx);
+
+describe("transactions through the driver", () => {
+  it("send BEGIN with the first statement: two statements and COMMIT in three round trips", async () => {
+    const counter = countStatements(pg.Client);
+    try {
+      await db.transaction().execute(async (tx) => {
+        await insert(tx, 1);
+        await insert(tx, 2);
+      });
+    } finally {
+      counter.restore();
+    }
+    expect(counter.count).toBe(4); // BEGIN, two INSERTs, COMMIT
+    expect(counter.roundTrips).toBe(3);
+    expect(await ids()).toEqual([1, 2]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("a transaction that sends nothing sends no BEGIN and no COMMIT", async () => {
+    const counter = countStatements(pg.Client);
+    try {
+      expect(await db.transaction().execute(async () => 42)).toBe(42);
+    } finally {
+      counter.restore();
+    }
+    expect(counter.count).toBe(0);
+  });
+
+  it("a failing first statement (sent with BEGIN) leaves nothing, and the connection serves the next query", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await insert(tx, 3, null); // NOT NULL violated
+      }),
+    ).rejects.toThrow(/null value/);
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await insert(tx, 4);
+        await insert(tx, 4); // duplicate key: the first insert is rolled back with it
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    expect(await ids()).toEqual([]);
+    // Every connection of the pool still answers, outside and inside transactions.
+    for (let i = 0; i < 6; i++) await db.transaction().execute((tx) => insert(tx, 10 + i));
+    expect(await ids()).toEqual([10, 11, 12, 13, 14, 15]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("a rollback after the first statement undoes it; statements sent at once inside a transaction stay in it", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await Promise.all([insert(tx, 20), insert(tx, 21), insert(tx, 22)]);
+        expect((await sql<{ n: number }>`SELECT count(*)::int AS n FROM probe`.execute(tx)).rows[0]!.n).toBe(3);
+        throw new Error("changed my mind");
+      }),
+    ).rejects.toThrow("changed my mind");
+    expect(await ids()).toEqual([]);
+  });
+
+  it("gives connections back to the pool out of pipeline mode (Prisma's queries on the same pool stay as they were)", async () => {
+    await db.transaction().execute((tx) => insert(tx, 30));
+    const pool = poolOf(tdb.prisma)!;
+    const clients = await Promise.all(Array.from({ length: 4 }, () => pool.connect()));
+    try {
+      for (const c of clients) expect((c as pg.PoolClient & { pipeline: boolean }).pipeline).toBe(false);
+    } finally {
+      for (const c of clients) c.release();
+    }
+    expect(await tdb.prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM probe`).toEqual([{ n: 1 }]);
+  });
+});
