@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countStatements } from "@/bench/peers/scenario";
 import { poolOf } from "@/lib/db/sql";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
-import { type Store, storeOf } from "./kysely";
+import { type Store, sendTogether, storeOf } from "./kysely";
 
 let tdb: TestDatabase;
 let db: Store;
@@ -89,5 +89,72 @@ describe("transactions through the driver", () => {
       for (const c of clients) c.release();
     }
     expect(await tdb.prisma.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n FROM probe`).toEqual([{ n: 1 }]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+});
+
+describe("sendTogether", () => {
+  it("sends BEGIN, the statements and COMMIT in one round trip; each statement answers apart; the commit stands", async () => {
+    const counter = countStatements(pg.Client);
+    let answers: Array<{ rows: Array<Record<string, unknown>> }> = [];
+    try {
+      await db.transaction().execute(async (tx) => {
+        answers = await sendTogether(
+          tx,
+          [sql`INSERT INTO probe (id, note) VALUES (40, 'a') RETURNING id`, sql`SELECT count(*)::int AS n FROM probe`],
+          {
+            commit: true,
+          },
+        );
+      });
+    } finally {
+      counter.restore();
+    }
+    expect(answers.map((a) => a.rows)).toEqual([[{ id: 40 }], [{ n: 1 }]]); // the second ran after the first
+    expect(counter.count).toBe(4); // BEGIN, two statements, COMMIT — Kysely's own COMMIT is not sent again
+    expect(counter.roundTrips).toBe(1);
+    expect(await ids()).toEqual([40]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("a failing statement among them: its error is thrown, and COMMIT commits nothing of the transaction", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await insert(tx, 50);
+        await sendTogether(tx, [sql`INSERT INTO probe (id, note) VALUES (51, 'b')`, sql`INSERT INTO probe (id, note) VALUES (50, 'dup')`], {
+          commit: true,
+        });
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    expect(await ids()).toEqual([]);
+    await db.transaction().execute((tx) => insert(tx, 52)); // the connection is fine afterwards
+    expect(await ids()).toEqual([52]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("refuses a statement after the COMMIT that went with the last ones, and COMMIT outside a transaction", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await sendTogether(tx, [sql`INSERT INTO probe (id, note) VALUES (60, 'c')`], { commit: true });
+        await insert(tx, 61); // would run outside any transaction
+      }),
+    ).rejects.toThrow(/already ended/);
+    expect(await ids()).toEqual([60]); // committed with its statement: what followed was refused, not rolled into it
+    await expect(sendTogether(db, [sql`SELECT 1`], { commit: true })).rejects.toThrow(/only ends a transaction/);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("without a transaction: the statements in one round trip, each in its own (a failure does not undo the others)", async () => {
+    const counter = countStatements(pg.Client);
+    try {
+      await expect(
+        sendTogether(db, [sql`INSERT INTO probe (id, note) VALUES (70, 'd')`, sql`INSERT INTO probe (id, note) VALUES (70, 'dup')`]),
+      ).rejects.toThrow(/duplicate key/);
+    } finally {
+      counter.restore();
+    }
+    expect(counter.roundTrips).toBe(1);
+    expect(await ids()).toEqual([70]);
+    await sql`DELETE FROM probe`.execute(db);
   });
 });

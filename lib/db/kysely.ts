@@ -16,6 +16,7 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
   type QueryResult,
+  type RawBuilder,
   type TransactionSettings,
 } from "kysely";
 import type pg from "pg";
@@ -51,6 +52,17 @@ function statementName(text: string): string {
 /** pg's Client in pipeline mode sends a query at once, without waiting for the answer to the one before. */
 type PipelinedClient = pg.PoolClient & { pipeline: boolean };
 
+/** What `sendTogether` hands the driver inside one Kysely query: the statements, and whether COMMIT follows them. */
+const TOGETHER = Symbol("sent together");
+type Together = CompiledQuery & { [TOGETHER]: { statements: CompiledQuery[]; commit: boolean } };
+/** The answers of statements sent together, on the first one's result. */
+const ANSWERS = Symbol("answers");
+
+const toResult = <R>(result: pg.QueryResult): QueryResult<R> => {
+  const writes = result.command === "INSERT" || result.command === "UPDATE" || result.command === "DELETE";
+  return { rows: (result.rows ?? []) as R[], ...(writes ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
+};
+
 class PgConnection implements DatabaseConnection {
   constructor(readonly client: pg.PoolClient) {}
   broken = false;
@@ -60,38 +72,99 @@ class PgConnection implements DatabaseConnection {
    * sends its BEGIN, and its COMMIT or ROLLBACK has nothing to end.
    */
   pendingBegin: string | null = null;
+  /** How the transaction ended when COMMIT went with its last statements (`sendTogether`): COMMIT or ROLLBACK. */
+  endedWith: "COMMIT" | "ROLLBACK" | null = null;
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const text = query.sql;
-    const transactionControl = /^(begin|commit|rollback|start transaction)/i.test(text);
-    const config = transactionControl ? text : { name: statementName(text), text, values: query.parameters.map(param) };
-    const begin = this.pendingBegin;
-    this.pendingBegin = null;
-    let result: pg.QueryResult;
-    if (begin === null) result = await this.client.query(config);
-    else if (transactionControl) return { rows: [{ command: /^rollback/i.test(text) ? "ROLLBACK" : "COMMIT" }] as R[] };
-    else result = await this.afterBegin(begin, config as pg.QueryConfig);
-    if (result.command === "ROLLBACK" || result.command === "COMMIT") return { rows: [{ command: result.command }] as R[] };
-    const writes = result.command === "INSERT" || result.command === "UPDATE" || result.command === "DELETE";
-    return { rows: (result.rows ?? []) as R[], ...(writes ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
+    if (/^(begin|commit|rollback|start transaction)/i.test(text)) {
+      const ended = this.endedWith ?? (this.pendingBegin !== null ? (/^rollback/i.test(text) ? "ROLLBACK" : "COMMIT") : null);
+      this.pendingBegin = null;
+      this.endedWith = null;
+      // Nothing was sent (an empty transaction), or it already ended with its last statements: nothing to send.
+      if (ended) return { rows: [{ command: ended }] as R[] };
+      const result = await this.client.query(text);
+      return result.command === "ROLLBACK" || result.command === "COMMIT"
+        ? { rows: [{ command: result.command }] as R[] }
+        : toResult(result);
+    }
+    if (this.endedWith) throw new Error("this transaction already ended with the statements sent with its COMMIT");
+    const together = (query as Partial<Together>)[TOGETHER];
+    const statements = together?.statements ?? [query];
+    const answers = await this.send(statements, together?.commit ?? false);
+    const first = toResult<R>(answers[0]!);
+    return together ? Object.assign(first, { [ANSWERS]: answers.map((a) => toResult(a)) }) : first;
   }
 
-  /** BEGIN and the first statement, pipelined (the connection is in pipeline mode while checked out: see the driver). */
-  private async afterBegin(begin: string, config: pg.QueryConfig): Promise<pg.QueryResult> {
-    const [began, first] = await Promise.allSettled([this.client.query(begin), this.client.query(config)]);
-    if (began.status === "rejected") {
+  /**
+   * Sends the pending BEGIN (if any), the statements and, with `commit`, COMMIT — all at once: the connection is in
+   * pipeline mode while the driver holds it, so they take one round trip, and the server runs them in order.
+   */
+  private async send(statements: CompiledQuery[], commit: boolean): Promise<pg.QueryResult[]> {
+    const begin = this.pendingBegin;
+    this.pendingBegin = null;
+    const sent: Array<Promise<pg.QueryResult>> = [];
+    if (begin !== null) sent.push(this.client.query(begin));
+    for (const q of statements) sent.push(this.client.query({ name: statementName(q.sql), text: q.sql, values: q.parameters.map(param) }));
+    if (commit) sent.push(this.client.query("commit"));
+    const settled = await Promise.allSettled(sent);
+    const began = begin !== null ? settled.shift()! : null;
+    const committed = commit ? settled.pop()! : null;
+    if (began?.status === "rejected") {
       // Only a connection that is failing refuses BEGIN; never hand it out again.
       this.broken = true;
       throw began.reason;
     }
-    if (first.status === "rejected") throw first.reason;
-    return first.value;
+    if (committed) {
+      // The transaction is over either way: after a failed statement PostgreSQL answers COMMIT with ROLLBACK, and a
+      // COMMIT that fails rolls back too.
+      this.endedWith = committed.status === "fulfilled" && committed.value.command === "COMMIT" ? "COMMIT" : "ROLLBACK";
+      if (committed.status === "rejected" && connectionFailed(committed.reason)) this.broken = true;
+    }
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
+    if (committed?.status === "rejected") throw committed.reason; // the statements ran, but nothing of them stands
+    return settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value);
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not used by the runtime
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error("streaming queries are not supported");
   }
+}
+
+/** An error that is not PostgreSQL's answer to a statement (it has no SQLSTATE): the connection itself failed. */
+const connectionFailed = (err: unknown) =>
+  typeof (err as { code?: unknown })?.code !== "string" || !/^[0-9A-Z]{5}$/.test((err as { code: string }).code);
+
+/**
+ * Sends `statements` at once on `db`'s connection — one round trip for all of them, run by the server one after
+ * another, each with its own answer (an error in one does not stop the others, except that inside a transaction
+ * PostgreSQL refuses every statement after a failed one) — and returns their answers, or throws the first error.
+ * Inside a transaction, Kysely sends one query at a time: this is the way to send several. `commit` (inside a
+ * transaction only): COMMIT goes right behind them, so the transaction ends with them; nothing may be sent on it
+ * afterwards, and the caller must not fail after them (the commit cannot be taken back).
+ */
+export async function sendTogether<R = Record<string, unknown>>(
+  db: Store,
+  statements: Array<RawBuilder<unknown>>,
+  opts: { commit?: boolean } = {},
+): Promise<Array<QueryResult<R>>> {
+  if (opts.commit && !db.isTransaction) throw new Error("sendTogether: COMMIT only ends a transaction");
+  if (!statements.length) throw new Error("sendTogether: no statements");
+  const compiled = statements.map((s) => s.compile(db));
+  const first = compiled[0]!;
+  const together: Together = {
+    sql: first.sql,
+    parameters: first.parameters,
+    query: first.query,
+    queryId: first.queryId,
+    [TOGETHER]: { statements: compiled, commit: opts.commit ?? false },
+  };
+  const result = (await db.executeQuery(together)) as QueryResult<unknown> & { [ANSWERS]?: Array<QueryResult<R>> };
+  const answers = result[ANSWERS];
+  if (!answers) throw new Error("sendTogether: this store's driver cannot send statements together");
+  return answers;
 }
 
 /** A Kysely driver on an existing pg pool (the PrismaClient's), sending named statements. */

@@ -228,7 +228,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
         type: "handoff.updated",
         data: { handoffId: h.id, status: "PENDING", approvals },
       });
-      await s.run(tx);
+      await s.runThenCommit(tx); // the transaction's last statement
       return { kind: "awaiting_second_approval" as const, handoffId: h.id, approvals, required: h.requiredApprovals };
     }
     const names = [...h.approverNames, staff.name];
@@ -376,8 +376,9 @@ async function writeDecision(
     );
   }
   // A decider who continues the run gets its state with the decision (the snapshot's counters are the run's: a
-  // waiting run changes nothing else), so the advance that follows need not read it.
-  const row = await s.run<{ resumed: boolean } & Partial<RunStateRow>>(
+  // waiting run changes nothing else), so the advance that follows need not read it. The decision is its
+  // transaction's last statement: COMMIT goes with it (every caller returns what this returns, and nothing after).
+  const row = await s.runThenCommit<{ resumed: boolean } & Partial<RunStateRow>>(
     tx,
     !s.has("resumed")
       ? sql`false AS resumed`

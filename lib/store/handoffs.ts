@@ -1,7 +1,7 @@
 // Handoffs: a parked call waiting for a person's decision (APPROVAL), or a conversation handed to a person
 // (ESCALATION). Written in the statement that parks or escalates; decided under the row's lock.
 import { sql } from "kysely";
-import type { HandoffKind, HandoffStatus, Store } from "@/lib/db/kysely";
+import { type HandoffKind, type HandoffStatus, type Store, sendTogether } from "@/lib/db/kysely";
 import { addEvent, addWebhookEvent } from "./events";
 import { assertHandoffTransition } from "./phases";
 import { json, type Statement, type Values, type WriteOptions } from "./statement";
@@ -121,41 +121,44 @@ export interface LockedHandoff {
  * What a decision checks (its approvers so far, the decider, the pending call) is read by the second statement, whose
  * snapshot is taken once the handoff is ours: a decider that waited for the lock sees what the one before it wrote.
  */
+/** What the second statement of `lockForDecision` reads besides the call. */
+type DecisionChecks = Pick<LockedHandoff, "runPhase" | "approverIds" | "approverNames" | "staff" | "decidedByName" | "claimedByName">;
+
 export async function lockForDecision(
   db: Store,
   tenantId: string,
   handoffId: string,
   staffId: string | null = null,
 ): Promise<LockedHandoff | null> {
-  const locked = await sql<
-    Omit<LockedHandoff, "runPhase" | "approverIds" | "approverNames" | "staff" | "decidedByName" | "claimedByName" | "call">
-  >`
+  // Sent together (one round trip), run in order: the handoff's lock; then its run's lock with what the decision
+  // checks — a statement of its own, whose snapshot is taken once the handoff's lock is granted, so it sees every
+  // decision committed before. It finds the run through the handoff, as the first statement does.
+  const [locked, checks] = await sendTogether(db, [
+    sql`
     SELECT h.id, h."tenantId", h."conversationId", h."runId", h."toolCallId", h.kind, h.status, h.version, h.payload, h."amountCents",
            h."requiredApprovals", h."expiresAt", h."claimedById", h."claimExpiresAt", h."decidedById", h."editedInput", h."createdAt"
     FROM "Handoff" h WHERE h.id = ${handoffId} AND h."tenantId" = ${tenantId}
-    FOR UPDATE`.execute(db);
-  const h = locked.rows[0];
-  if (!h) return null;
-  // Then its run (statements after this one see every decision committed before this lock was granted), with what
-  // the decision checks.
-  const rows = await sql<
-    Pick<LockedHandoff, "runPhase" | "approverIds" | "approverNames" | "staff" | "decidedByName" | "claimedByName"> & {
-      call: (Omit<NonNullable<LockedHandoff["call"]>, "createdAt"> & { createdAt: string }) | null;
-    }
-  >`
-    WITH run AS (SELECT phase FROM "Run" WHERE id = ${h.runId} FOR UPDATE)
+    FOR UPDATE`,
+    sql`
+    WITH h AS (SELECT "runId", "toolCallId", "decidedById", "claimedById" FROM "Handoff" WHERE id = ${handoffId} AND "tenantId" = ${tenantId}),
+         run AS (SELECT phase FROM "Run" WHERE id = (SELECT "runId" FROM h) FOR UPDATE)
     SELECT (SELECT phase FROM run) AS "runPhase",
            coalesce(ap.ids, '{}') AS "approverIds", coalesce(ap.names, '{}') AS "approverNames",
            (SELECT jsonb_build_object('id', s.id, 'name', s.name, 'email', s.email, 'authorityLimitCents', s."authorityLimitCents")
               FROM "StaffUser" s WHERE s.id = ${staffId} AND s."tenantId" = ${tenantId} AND s."deactivatedAt" IS NULL) AS staff,
-           (SELECT s.name FROM "StaffUser" s WHERE s.id = ${h.decidedById}) AS "decidedByName",
-           (SELECT s.name FROM "StaffUser" s WHERE s.id = ${h.claimedById}) AS "claimedByName",
+           (SELECT s.name FROM "StaffUser" s WHERE s.id = (SELECT "decidedById" FROM h)) AS "decidedByName",
+           (SELECT s.name FROM "StaffUser" s WHERE s.id = (SELECT "claimedById" FROM h)) AS "claimedByName",
            (SELECT jsonb_build_object('id', c.id, 'toolUseId', c."toolUseId", 'name', c.name, 'input', c.input, 'status', c.status,
                      'idempotencyKey', c."idempotencyKey", 'createdAt', to_char(c."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-              FROM "ToolCall" c WHERE c.id = ${h.toolCallId}) AS call
+              FROM "ToolCall" c WHERE c.id = (SELECT "toolCallId" FROM h)) AS call
     FROM (SELECT array_agg(a."staffId" ORDER BY a."createdAt") AS ids, array_agg(s.name ORDER BY a."createdAt") AS names
-          FROM "HandoffApproval" a JOIN "StaffUser" s ON s.id = a."staffId" WHERE a."handoffId" = ${h.id}) ap`.execute(db);
-  const checked = rows.rows[0]!;
+          FROM "HandoffApproval" a JOIN "StaffUser" s ON s.id = a."staffId" WHERE a."handoffId" = ${handoffId}) ap`,
+  ]);
+  const h = locked!.rows[0] as Omit<LockedHandoff, keyof DecisionChecks | "call"> | undefined;
+  if (!h) return null;
+  const checked = checks!.rows[0] as DecisionChecks & {
+    call: (Omit<NonNullable<LockedHandoff["call"]>, "createdAt"> & { createdAt: string }) | null;
+  };
   const call = checked.call ? { ...checked.call, createdAt: new Date(checked.call.createdAt) } : null;
   return { ...h, ...checked, call };
 }

@@ -7,7 +7,7 @@
 //   appendMessages(s, [reply]);                 // store functions add their CTEs
 //   const row = await s.run(db, sql`msg.seq`);  // throws LeaseLostError when the lease was lost
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder, sql } from "kysely";
-import type { DB, Store } from "@/lib/db/kysely";
+import { type DB, type Store, sendTogether } from "@/lib/db/kysely";
 
 export type Table = keyof DB & string;
 export type Column<T extends Table> = keyof DB[T] & string;
@@ -180,6 +180,18 @@ export class Statement {
   async run<R>(db: Store, select: Sql = sql`1 AS one`): Promise<R | null> {
     const [row] = await this.rows<R>(db, select);
     return row ?? null;
+  }
+
+  /**
+   * Runs the statement as the last of transaction `tx`, with COMMIT sent right behind it (one round trip for both;
+   * lib/db/kysely `sendTogether`), and returns its first row. The transaction is committed when this returns: the
+   * caller sends nothing more on it and must not fail afterwards. Plain statements only (a fenced one checks its
+   * lease on its rows).
+   */
+  async runThenCommit<R>(tx: Store, select: Sql = sql`1 AS one`): Promise<R | null> {
+    if (this.guard) throw new Error("runThenCommit: a fenced statement checks its lease first; commit it apart");
+    const [answer] = await sendTogether<R>(tx, [this.build(select)], { commit: true });
+    return answer!.rows[0] ?? null;
   }
 }
 
