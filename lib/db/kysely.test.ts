@@ -2,7 +2,7 @@
 // trip for both — and the transaction is exactly as atomic as with BEGIN sent apart.
 import { sql } from "kysely";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { countStatements } from "@/bench/peers/scenario";
 import { poolOf } from "@/lib/db/sql";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
@@ -142,6 +142,29 @@ describe("sendTogether", () => {
     expect(await ids()).toEqual([60]); // committed with its statement: what followed was refused, not rolled into it
     await expect(sendTogether(db, [sql`SELECT 1`], { commit: true })).rejects.toThrow(/only ends a transaction/);
     await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("a transaction aborted by an earlier statement whose error was caught: the COMMIT sent with the last ones says so", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await insert(tx, 80);
+        await insert(tx, 80).catch(() => undefined); // the transaction is aborted from here on
+        await sendTogether(tx, [sql`SELECT 1`], { commit: true }).catch((err) => {
+          throw new Error(`refused: ${(err as Error).message}`);
+        });
+      }),
+    ).rejects.toThrow(/refused: .*(aborted|current transaction)/);
+    expect(await ids()).toEqual([]);
+  });
+
+  it("works when the driver and the caller come from two copies of the module (a built app has one per route)", async () => {
+    vi.resetModules();
+    const copy = await import("./kysely");
+    expect(copy.sendTogether).not.toBe(sendTogether); // a second copy indeed
+    const answers = await db
+      .transaction()
+      .execute((tx) => copy.sendTogether(tx, [sql`SELECT 1 AS a`, sql`SELECT 2 AS b`], { commit: true }));
+    expect(answers.map((a) => a.rows)).toEqual([[{ a: 1 }], [{ b: 2 }]]);
   });
 
   it("without a transaction: the statements in one round trip, each in its own (a failure does not undo the others)", async () => {

@@ -52,11 +52,15 @@ function statementName(text: string): string {
 /** pg's Client in pipeline mode sends a query at once, without waiting for the answer to the one before. */
 type PipelinedClient = pg.PoolClient & { pipeline: boolean };
 
-/** What `sendTogether` hands the driver inside one Kysely query: the statements, and whether COMMIT follows them. */
-const TOGETHER = Symbol("sent together");
+/**
+ * What `sendTogether` hands the driver inside one Kysely query: the statements, and whether COMMIT follows them.
+ * Registered symbols: a built app bundles a copy of this module per route, and the copy that made the driver must
+ * know what another copy's `sendTogether` sends.
+ */
+const TOGETHER = Symbol.for("support-agent.db.sentTogether");
 type Together = CompiledQuery & { [TOGETHER]: { statements: CompiledQuery[]; commit: boolean } };
 /** The answers of statements sent together, on the first one's result. */
-const ANSWERS = Symbol("answers");
+const ANSWERS = Symbol.for("support-agent.db.answers");
 
 const toResult = <R>(result: pg.QueryResult): QueryResult<R> => {
   const writes = result.command === "INSERT" || result.command === "UPDATE" || result.command === "DELETE";
@@ -124,6 +128,8 @@ class PgConnection implements DatabaseConnection {
     const failed = settled.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
     if (committed?.status === "rejected") throw committed.reason; // the statements ran, but nothing of them stands
+    // An earlier statement of the transaction had failed (and its error was swallowed): nothing of it stands.
+    if (this.endedWith === "ROLLBACK") throw new Error("the transaction was aborted and rolled back");
     return settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value);
   }
 
