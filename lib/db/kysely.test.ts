@@ -68,7 +68,7 @@ describe("transactions through the driver", () => {
     await sql`DELETE FROM probe`.execute(db);
   });
 
-  it("a rollback after the first statement undoes it; statements sent at once inside a transaction stay in it", async () => {
+  it("a rollback undoes every statement, the first (sent with BEGIN) included; statements started at once in a transaction run in it", async () => {
     await expect(
       db.transaction().execute(async (tx) => {
         await Promise.all([insert(tx, 20), insert(tx, 21), insert(tx, 22)]);
@@ -144,7 +144,7 @@ describe("sendTogether", () => {
     await sql`DELETE FROM probe`.execute(db);
   });
 
-  it("a transaction aborted by an earlier statement whose error was caught: the COMMIT sent with the last ones says so", async () => {
+  it("a transaction aborted by an earlier statement whose error was caught: what goes with COMMIT is refused, nothing is committed", async () => {
     await expect(
       db.transaction().execute(async (tx) => {
         await insert(tx, 80);
