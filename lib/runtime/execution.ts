@@ -3,12 +3,12 @@
 // so a crash leaves all or none and a rerun (another worker, a replayed approval) returns the recorded outcome.
 // Other calls only read (or learn something the step that records their result writes, e.g. a verified identity).
 import { sql } from "kysely";
-import { type Store, storeOf } from "@/lib/db/kysely";
+import { storeOf } from "@/lib/db/kysely";
 import { connectivityFailureKind } from "@/lib/db/outage";
 import { ProviderAnswerLostError, ProviderTransientError } from "@/lib/commerce/provider";
 import { formatCents } from "@/lib/money";
 import { addAudit } from "@/lib/store/audit";
-import { withLease } from "@/lib/store/lease";
+import { type FencedTx, withLease } from "@/lib/store/lease";
 import type { CallSettlement, ToolCallRow } from "@/lib/store/tool-calls";
 import { settleCall } from "@/lib/store/tool-calls";
 import { type Sql, Statement } from "@/lib/store/statement";
@@ -65,14 +65,10 @@ export interface Execution {
 /**
  * The rest of the step, written in a successful side effect's own transaction (so the effect, its ledger row, the
  * call's outcome and the tool_result message take one commit): given the transaction and the outcome to record
- * (the callback writes the call's outcome and counts `activeMs`); returns the step's outcome and what to do once
- * it is committed (the transcript the process caches must never run ahead of the database).
+ * (the callback writes the call's outcome and counts `activeMs`); returns the step's outcome. Its last statement
+ * may take the transaction's COMMIT with it (`runThenCommit`): nothing is sent on `tx` after the callback.
  */
-export type CommitWith = (
-  tx: Store,
-  outcome: Execution["settled"],
-  activeMs: number,
-) => Promise<{ outcome: StepOutcome; afterCommit: () => void }>;
+export type CommitWith = (tx: FencedTx, outcome: Execution["settled"], activeMs: number) => Promise<StepOutcome>;
 
 /**
  * What a side effect checks before it acts, read by its transaction's first statement (the lease renewal) rather
@@ -212,7 +208,7 @@ export async function executeCall(
   }
 
   const afterCommit: Array<() => Promise<void>> = [];
-  let finished: { outcome: StepOutcome; afterCommit: () => void } | undefined;
+  let finished: StepOutcome | undefined;
   let stepError: { err: unknown } | undefined;
   try {
     const settled = await withLease<Execution["settled"], EffectChecks>(
@@ -262,15 +258,14 @@ export async function executeCall(
         settleCall(s, "settled", call.id, outcome);
         s.update("run_ms", "Run", { activeMs: sql`"activeMs" + ${Math.round(elapsed())}::int` }, sql<boolean>`"Run".id = ${ref.id}`);
         if (body && outcome.status === "SUCCEEDED") keepWhatWasLearned(s, state, call.name, body);
-        await s.run(tx);
+        await s.runThenCommit(tx); // the transaction's last statement: its COMMIT goes with it
         return outcome;
       },
       effectChecksSql(state, call),
     );
-    finished?.afterCommit();
     // What the tool queued for after its commit (a mail): a failure there never undoes the call.
     for (const work of afterCommit) await work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));
-    return { settled, written: true, activeMs: 0, ...none, ...(finished ? { finished: finished.outcome } : {}) };
+    return { settled, written: true, activeMs: 0, ...none, ...(finished ? { finished } : {}) };
   } catch (err) {
     if ((err as Error)?.name === "LeaseLostError") throw err;
     if (stepError) throw stepError.err;

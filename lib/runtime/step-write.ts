@@ -3,7 +3,7 @@
 // records model calls, tool calls, handoffs, audit and events, and may change the run's phase; the order of the
 // CTEs is fixed here — queued text taken, then the conversation and its messages, then everything that refers to them.
 import type { Store } from "@/lib/db/kysely";
-import { type FencedStatement, fenced, type RunCounters, type RunTransition } from "@/lib/store/lease";
+import { type FencedStatement, type FencedTx, fenced, type RunCounters, type RunTransition } from "@/lib/store/lease";
 import type { Sql, Statement } from "@/lib/store/statement";
 import { type ConversationChange, changeConversation, type NewMessage, takeQueuedText } from "@/lib/store/transcript";
 import { queuedBytesBudget } from "./context";
@@ -103,5 +103,10 @@ export class StepWrite {
   /** Writes the step (throws LeaseLostError, having written nothing, when the lease was lost). */
   async run<R = Record<string, unknown>>(db: Store, select?: Sql): Promise<R | null> {
     return this.build().run<R>(db, select);
+  }
+
+  /** Writes the step as the last statement of an effect's transaction, its COMMIT sent with it (see FencedStatement). */
+  async runThenCommit<R = Record<string, unknown>>(tx: FencedTx, select?: Sql): Promise<R | null> {
+    return this.build().runThenCommit<R>(tx, select);
   }
 }

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { type Store, storeOf } from "@/lib/db/kysely";
 import { toolResultText } from "@/lib/agent/framing";
 import { SETTLED_CALL_STATUSES } from "@/lib/store/phases";
+import type { FencedTx } from "@/lib/store/lease";
 import { runDoneColumns } from "@/lib/store/runs";
 import type { Statement } from "@/lib/store/statement";
 import { json } from "@/lib/store/statement";
@@ -190,7 +191,7 @@ export async function finishToolPhase(
     overlapNextRequest?: boolean;
   },
   /** write in this transaction (an effect's) and hand back what to do once it commits */
-  inTx?: { tx: Store; afterCommit: (fn: () => void) => void },
+  inTx?: { tx: FencedTx },
 ): Promise<StepOutcome> {
   const db = inTx?.tx ?? storeOf(deps.db);
   const { ref } = state;
@@ -240,12 +241,10 @@ export async function finishToolPhase(
     return { kind: "ended", ...ended };
   }
   type Written = { seq: number; content: ContentBlock[]; effects: string[]; acted: number; assistantSeq: number | null };
-  const write = () =>
-    w.run<Written>(
-      db,
-      sql`${sql.raw(results)}.seq, ${sql.raw(results)}.content, ${runDoneColumns(ref.id, settlingNow)},
-        ${f.assistantContent ? sql`(SELECT seq FROM conv_m0)` : sql`NULL::int`} AS "assistantSeq" FROM ${sql.raw(results)}`,
-    );
+  const select = sql`${sql.raw(results)}.seq, ${sql.raw(results)}.content, ${runDoneColumns(ref.id, settlingNow)},
+        ${f.assistantContent ? sql`(SELECT seq FROM conv_m0)` : sql`NULL::int`} AS "assistantSeq" FROM ${sql.raw(results)}`;
+  // In an effect's transaction this is its last statement: its COMMIT goes with it (one round trip for both).
+  const write = () => (inTx ? w.runThenCommit<Written>(inTx.tx, select) : w.run<Written>(db, select));
   // What the run has done, and the transcript, as this step left them (once it is committed).
   const committed = (row: Written) => {
     state.done = { effects: row.effects, acted: row.acted + calls.filter((c) => settlingNow.includes(c.id) && actedCall(c)).length };
@@ -274,8 +273,7 @@ export async function finishToolPhase(
     return { kind: "next" };
   }
   const row = await write();
-  if (inTx) inTx.afterCommit(() => committed(row!));
-  else committed(row!);
+  committed(row!); // committed now, in an effect's transaction too (its COMMIT went with the write)
   failpoint("after-results-appended");
   return { kind: "next" };
 }
@@ -334,22 +332,9 @@ export async function advanceToolPhase(
     const execution = await executeCall(deps, state, only, {
       verification,
       commitWith: async (tx, settled, activeMs) => {
-        let after: () => void = () => undefined;
         w.count({ activeMs });
         const done = calls.map((c) => (c.id === only.id ? { ...c, ...settled, unwritten: settled } : c));
-        const outcome = await finishToolPhase(
-          deps,
-          state,
-          w,
-          { uses, calls: done, followUps: [] },
-          {
-            tx,
-            afterCommit: (fn) => {
-              after = fn;
-            },
-          },
-        );
-        return { outcome, afterCommit: () => after() };
+        return finishToolPhase(deps, state, w, { uses, calls: done, followUps: [] }, { tx });
       },
     });
     if (execution.finished) return execution.finished;

@@ -4,7 +4,7 @@
 //   fenced(lease, …)  → one statement whose first CTE renews the lease; every write of it reads FROM that CTE
 //   withLease(db, …)  → a transaction whose first statement renews (and row-locks) the lease
 import { sql, type Transaction } from "kysely";
-import type { DB, RunPhase, Store } from "@/lib/db/kysely";
+import { type DB, type RunPhase, type Store, sendTogether } from "@/lib/db/kysely";
 import { assertRunTransition } from "./phases";
 import { type Sql, Statement } from "./statement";
 
@@ -116,7 +116,39 @@ export class FencedStatement extends Statement {
     if (rows[0]?.fenced_ok !== 1) throw new LeaseLostError(this.lease.runId);
     return rows.map(({ fenced_ok: _ok, ...rest }) => rest as R);
   }
+
+  /**
+   * Runs it as the last statement of a fenced transaction, with COMMIT right behind it (one round trip for both) —
+   * only on a `FencedTx`, whose first statement renewed the lease and row-locked the run, so nobody can have taken
+   * it since. Should the renewal here match no row all the same, the statement fails (its guard column cannot be
+   * cast), PostgreSQL answers the COMMIT with ROLLBACK and nothing of the transaction stands: LeaseLostError.
+   */
+  override async runThenCommit<R>(tx: FencedTx, select: Sql = sql`1 AS one`): Promise<R | null> {
+    try {
+      const [answer] = await sendTogether<R>(
+        tx,
+        [
+          this.build(
+            sql`(CASE WHEN l.n = 1 THEN NULL ELSE ${sql.lit(LEASE_LOST)} END)::int AS lease_guard, q.* FROM (SELECT count(*)::int AS n FROM lease) l LEFT JOIN LATERAL (SELECT ${select}) q ON true`,
+          ),
+        ],
+        { commit: true },
+      );
+      const first = answer!.rows[0] as (R & { lease_guard: null }) | undefined;
+      if (!first) return null;
+      const { lease_guard: _guard, ...row } = first;
+      return row as R;
+    } catch (err) {
+      if ((err as { code?: string }).code === "22P02" && String((err as Error).message).includes(LEASE_LOST)) {
+        throw new LeaseLostError(this.lease.runId);
+      }
+      throw err;
+    }
+  }
 }
+
+/** What a fenced statement that commits casts to int when its lease was lost (so the statement, and the commit, fail). */
+const LEASE_LOST = "lease lost";
 
 /** A statement whose writes happen only while `lease` holds; `transition` changes the run's phase with it. */
 export function fenced(lease: Lease, opts: { counters?: RunCounters; transition?: RunTransition } = {}): FencedStatement {

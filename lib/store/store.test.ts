@@ -146,6 +146,37 @@ describe("the fence", () => {
     expect(ran).toBe(false);
   });
 
+  it("a fenced transaction's last statement can take its COMMIT: all of the transaction stands, and nothing more is sent on it", async () => {
+    const row = await withLease(db, lease("owner-a"), {}, async (tx) => {
+      await tx.insertInto("Event").values({ tenantId, type: "tx-commit-with-first", data: "{}" }).execute();
+      const s = fenced(lease("owner-a"), { counters: { turns: 1 } });
+      s.insert("e", "Event", { tenantId, type: "tx-commit-with-last", data: json({}) }, { returning: sql`id` });
+      const last = await s.runThenCommit<{ seen: number }>(tx, sql`(SELECT count(*)::int FROM e) AS seen`);
+      await expect(tx.selectFrom("Event").select("id").execute()).rejects.toThrow(/already ended/);
+      return last;
+    });
+    expect(row).toEqual({ seen: 1 });
+    expect(await eventsOfType("tx-commit-with-first")).toBe(1);
+    expect(await eventsOfType("tx-commit-with-last")).toBe(1);
+    expect((await tdb.prisma.run.findUniqueOrThrow({ where: { id: runId } })).turnsUsed).toBe(2);
+  });
+
+  it("a fenced statement that takes the COMMIT under a lease not held fails, and nothing of its transaction stands", async () => {
+    // withLease locked the run for owner-a; a statement fenced by another owner's lease (a bug, by construction)
+    // must not commit what the transaction did before it.
+    await expect(
+      withLease(db, lease("owner-a"), { turns: 1 }, async (tx) => {
+        await tx.insertInto("Event").values({ tenantId, type: "tx-lost-first", data: "{}" }).execute();
+        const s = fenced(lease("owner-c"));
+        s.insert("e", "Event", { tenantId, type: "tx-lost-last", data: json({}) });
+        await s.runThenCommit(tx);
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await eventsOfType("tx-lost-first")).toBe(0);
+    expect(await eventsOfType("tx-lost-last")).toBe(0);
+    expect((await tdb.prisma.run.findUniqueOrThrow({ where: { id: runId } })).turnsUsed).toBe(2);
+  });
+
   it("a phase change goes through the transition table, and an illegal one is refused before anything is written", async () => {
     expect(() => fenced(lease("owner-a"), { transition: { to: "RUNNING", release: false } })).toThrow(IllegalTransitionError);
     const s = fenced(lease("owner-a"), { transition: { to: "WAITING_FOR_RETRY", release: true, nextAttemptAt: new Date() } });
