@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { countStatements } from "@/bench/peers/scenario";
 import { poolOf } from "@/lib/db/sql";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
-import { type Store, sendTogether, storeOf } from "./kysely";
+import { commitThenRead, type Store, sendTogether, storeOf } from "./kysely";
 
 let tdb: TestDatabase;
 let db: Store;
@@ -165,6 +165,39 @@ describe("sendTogether", () => {
       .transaction()
       .execute((tx) => copy.sendTogether(tx, [sql`SELECT 1 AS a`, sql`SELECT 2 AS b`], { commit: true }));
     expect(answers.map((a) => a.rows)).toEqual([[{ a: 1 }], [{ b: 2 }]]);
+  });
+
+  it("commitThenRead: reads sent behind the COMMIT, in the same round trip, see what it committed; a failed read answers null", async () => {
+    const counter = countStatements(pg.Client);
+    let sent: Awaited<ReturnType<typeof commitThenRead>> | undefined;
+    try {
+      sent = await db
+        .transaction()
+        .execute((tx) =>
+          commitThenRead(
+            tx,
+            [sql`INSERT INTO probe (id, note) VALUES (90, 'e') RETURNING id`],
+            [tx.selectFrom("probe" as never).select(sql`count(*)::int`.as("n")), sql`SELECT 1 / 0 AS broken`, sql`SELECT 'after' AS x`],
+          ),
+        );
+    } finally {
+      counter.restore();
+    }
+    expect(sent!.answers.map((a) => a.rows)).toEqual([[{ id: 90 }]]);
+    expect(sent!.reads.map((r) => r?.rows ?? null)).toEqual([[{ n: 1 }], null, [{ x: "after" }]]);
+    expect(counter.roundTrips).toBe(1);
+    expect(await ids()).toEqual([90]); // the failed read changed nothing of the commit
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("commitThenRead: a failing statement is thrown and nothing is committed", async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await insert(tx, 95);
+        await commitThenRead(tx, [sql`INSERT INTO probe (id, note) VALUES (95, 'dup')`], [sql`SELECT 1 AS one`]);
+      }),
+    ).rejects.toThrow(/duplicate key/);
+    expect(await ids()).toEqual([]);
   });
 
   it("without a transaction: the statements in one round trip, each in its own (a failure does not undo the others)", async () => {

@@ -58,7 +58,7 @@ type PipelinedClient = pg.PoolClient & { pipeline: boolean };
  * know what another copy's `sendTogether` sends.
  */
 const TOGETHER = Symbol.for("support-agent.db.sentTogether");
-type Together = CompiledQuery & { [TOGETHER]: { statements: CompiledQuery[]; commit: boolean } };
+type Together = CompiledQuery & { [TOGETHER]: { statements: CompiledQuery[]; commit: boolean; readAfter: CompiledQuery[] } };
 /** The answers of statements sent together, on the first one's result. */
 const ANSWERS = Symbol.for("support-agent.db.answers");
 
@@ -95,24 +95,29 @@ class PgConnection implements DatabaseConnection {
     if (this.endedWith) throw new Error("this transaction already ended with the statements sent with its COMMIT");
     const together = (query as Partial<Together>)[TOGETHER];
     const statements = together?.statements ?? [query];
-    const answers = await this.send(statements, together?.commit ?? false);
+    const readAfter = together?.readAfter ?? [];
+    const answers = await this.send(statements, together?.commit ?? false, readAfter);
     const first = toResult<R>(answers[0]!);
-    return together ? Object.assign(first, { [ANSWERS]: answers.map((a) => toResult(a)) }) : first;
+    return together ? Object.assign(first, { [ANSWERS]: answers.map((a) => a && toResult(a)) }) : first;
   }
 
   /**
    * Sends the pending BEGIN (if any), the statements and, with `commit`, COMMIT — all at once: the connection is in
    * pipeline mode while the driver holds it, so they take one round trip, and the server runs them in order.
    */
-  private async send(statements: CompiledQuery[], commit: boolean): Promise<pg.QueryResult[]> {
+  private async send(statements: CompiledQuery[], commit: boolean, readAfter: CompiledQuery[] = []): Promise<Array<pg.QueryResult | null>> {
     const begin = this.pendingBegin;
     this.pendingBegin = null;
+    const named = (q: CompiledQuery) => this.client.query({ name: statementName(q.sql), text: q.sql, values: q.parameters.map(param) });
     const sent: Array<Promise<pg.QueryResult>> = [];
     if (begin !== null) sent.push(this.client.query(begin));
-    for (const q of statements) sent.push(this.client.query({ name: statementName(q.sql), text: q.sql, values: q.parameters.map(param) }));
+    for (const q of statements) sent.push(named(q));
     if (commit) sent.push(this.client.query("commit"));
+    for (const q of readAfter) sent.push(named(q)); // after COMMIT: they see what it committed
     const settled = await Promise.allSettled(sent);
     const began = begin !== null ? settled.shift()! : null;
+    // A read after the COMMIT that fails changes nothing of what was committed: its answer is null (read it again).
+    const reads = settled.splice(settled.length - readAfter.length).map((r) => (r.status === "fulfilled" ? r.value : null));
     const committed = commit ? settled.pop()! : null;
     if (began?.status === "rejected") {
       // Only a connection that is failing refuses BEGIN; never hand it out again.
@@ -130,7 +135,7 @@ class PgConnection implements DatabaseConnection {
     if (committed?.status === "rejected") throw committed.reason; // the statements ran, but nothing of them stands
     // An earlier statement of the transaction had failed (and its error was swallowed): nothing of it stands.
     if (this.endedWith === "ROLLBACK") throw new Error("the transaction was aborted and rolled back");
-    return settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value);
+    return [...settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value), ...reads];
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not used by the runtime
@@ -156,7 +161,31 @@ export async function sendTogether<R = Record<string, unknown>>(
   statements: Array<RawBuilder<unknown>>,
   opts: { commit?: boolean } = {},
 ): Promise<Array<QueryResult<R>>> {
-  if (opts.commit && !db.isTransaction) throw new Error("sendTogether: COMMIT only ends a transaction");
+  return (await send<R>(db, statements, opts.commit ?? false, [])).slice(0, statements.length) as Array<QueryResult<R>>;
+}
+
+/** A read sent behind a COMMIT (`commitThenRead`): any Kysely query or `sql` fragment. */
+export type Compilable = { compile(db: Store): CompiledQuery } | { compile(): CompiledQuery };
+
+/**
+ * `sendTogether` with COMMIT, and then `reads` on the same connection, in the same round trip: they run after the
+ * commit and see what it committed (what a caller would read next, without waiting for the commit first). A read
+ * that fails answers null (the commit stands; the caller reads again).
+ */
+export async function commitThenRead<R = Record<string, unknown>>(
+  tx: Store,
+  statements: Array<RawBuilder<unknown>>,
+  reads: Compilable[],
+): Promise<{ answers: Array<QueryResult<R>>; reads: Array<QueryResult<Record<string, unknown>> | null> }> {
+  const all = await send<R>(tx, statements, true, reads);
+  return {
+    answers: all.slice(0, statements.length) as Array<QueryResult<R>>,
+    reads: all.slice(statements.length) as Array<QueryResult<Record<string, unknown>> | null>,
+  };
+}
+
+async function send<R>(db: Store, statements: Array<RawBuilder<unknown>>, commit: boolean, reads: Compilable[]) {
+  if (commit && !db.isTransaction) throw new Error("sendTogether: COMMIT only ends a transaction");
   if (!statements.length) throw new Error("sendTogether: no statements");
   const compiled = statements.map((s) => s.compile(db));
   const first = compiled[0]!;
@@ -165,9 +194,9 @@ export async function sendTogether<R = Record<string, unknown>>(
     parameters: first.parameters,
     query: first.query,
     queryId: first.queryId,
-    [TOGETHER]: { statements: compiled, commit: opts.commit ?? false },
+    [TOGETHER]: { statements: compiled, commit, readAfter: reads.map((r) => r.compile(db)) },
   };
-  const result = (await db.executeQuery(together)) as QueryResult<unknown> & { [ANSWERS]?: Array<QueryResult<R>> };
+  const result = (await db.executeQuery(together)) as QueryResult<unknown> & { [ANSWERS]?: Array<QueryResult<R> | null> };
   const answers = result[ANSWERS];
   if (!answers) throw new Error("sendTogether: this store's driver cannot send statements together");
   return answers;

@@ -7,7 +7,7 @@ import { sql } from "kysely";
 import { storeOf } from "@/lib/db/kysely";
 import { type Lease, LeaseLostError } from "@/lib/store/lease";
 import { claimRun, type RunStateRow, readRunState, releaseRun, runPhase } from "@/lib/store/runs";
-import { callsOfLatestMessage } from "@/lib/store/tool-calls";
+import { callsOfLatestMessage, type ToolCallRow } from "@/lib/store/tool-calls";
 import { type ContentBlock, loadTranscript, type TranscriptRow, transcriptKnownThrough, withQueuedText } from "@/lib/store/transcript";
 import type { RuntimeDeps } from "./deps";
 import { endRun, escalateRun } from "./end";
@@ -44,13 +44,26 @@ function nextStep(state: RunState, rows: TranscriptRow[]): NextStep {
   return { kind: "model_turn" };
 }
 
+/**
+ * A run a decision resumed for the decider (./resume): its state, and what it goes on from — its transcript and the
+ * calls of its last tool_use message — read right behind the decision's COMMIT, in the same round trip (null or
+ * undefined when a read failed: the advance reads it itself).
+ */
+export interface ResumedWith {
+  run: RunStateRow;
+  transcript: TranscriptRow[] | null;
+  recordedCalls: { seq: number; calls: ToolCallRow[] } | null | undefined;
+}
+
 export interface AdvanceOptions {
   /** The caller created or resumed the run with this lease already taken (see `claimFor`). */
   claimedAs?: LeaseClaim;
   /** With `claimedAs`: the run as the caller just created it (intake), saving reads. */
   run?: { state: RunStateRow; messageSeq: number } | null;
-  /** With `claimedAs`: the run's state as the caller knows it (a decision that resumed it). */
+  /** With `claimedAs`: the run's state as the caller knows it (a worker that claimed it). */
   runRow?: RunStateRow;
+  /** With `claimedAs`: the run as the decision that resumed it read it, with its transcript and last calls. */
+  resumedWith?: ResumedWith | null;
 }
 
 export interface AdvanceResult {
@@ -75,7 +88,10 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
   // in-process worker share a runtime) can never both pass the fence.
   const claim = opts.claimedAs ?? claimFor(runtime);
   const lease: Lease = { runId, owner: claim.workerId, ms: claim.leaseMs };
-  const row = opts.claimedAs ? (opts.run?.state ?? opts.runRow ?? (await readRunState(db, runId))) : await claimRun(db, lease);
+  const resumedWith = opts.claimedAs ? opts.resumedWith : null;
+  const row = opts.claimedAs
+    ? (opts.run?.state ?? resumedWith?.run ?? opts.runRow ?? (await readRunState(db, runId)))
+    : await claimRun(db, lease);
   if (!row) return { claimed: false };
   failpoint("after-claim");
   const state = await runStateFrom(db, row, lease);
@@ -84,9 +100,12 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
   // adds one), so if this process knows everything up to it, that is the transcript.
   if (opts.run) state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
   else {
-    // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while
-    // the transcript is read.
-    const [rows, calls] = await Promise.all([loadTranscript(db, state.ref.conversationId), callsOfLatestMessage(db, runId)]);
+    // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while the
+    // transcript is read while the calls are (or was read with the decision that resumed it).
+    const [rows, calls] = await Promise.all([
+      resumedWith?.transcript ?? loadTranscript(db, state.ref.conversationId),
+      resumedWith && resumedWith.recordedCalls !== undefined ? resumedWith.recordedCalls : callsOfLatestMessage(db, runId),
+    ]);
     state.transcript = rows;
     state.recordedCalls = calls;
   }

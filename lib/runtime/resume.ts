@@ -22,8 +22,10 @@ import type { Lease } from "@/lib/store/lease";
 import { assertRunTransition, assertToolCallTransition, type ToolCallStatus } from "@/lib/store/phases";
 import { type RunStateRow, runStateOf } from "@/lib/store/runs";
 import { json, Statement } from "@/lib/store/statement";
+import { callsOfLatestMessageRead, latestMessageCalls, type ToolCallRow } from "@/lib/store/tool-calls";
+import { type TranscriptRow, transcriptRead } from "@/lib/store/transcript";
 import { getTool } from "@/lib/tools/registry";
-import { advanceConversationFrom, type AdvanceResult, claimFor, type LeaseClaim } from "./advance";
+import { advanceConversationFrom, type AdvanceResult, claimFor, type LeaseClaim, type ResumedWith } from "./advance";
 import type { RuntimeDeps } from "./deps";
 import { readVerification } from "./gating";
 import { canonicalJson, idempotencyKey } from "./idempotency";
@@ -44,10 +46,11 @@ export type DecisionInput = z.infer<typeof decisionSchema>;
 /** Who decides: a staff member of the tenant, or the harness expiring an approval past its TTL. */
 export type DecisionActor = { tenantId: string; staffId: string } | { tenantId: string; expiry: true };
 
+type DecisionFacts = { runId: string; handoffId: string; resumable: boolean; resumedWith: ResumedWith | null };
 export type DecisionOutcome =
-  | { kind: "approved"; runId: string; handoffId: string; resumable: boolean; run: RunStateRow | null }
-  | { kind: "denied"; runId: string; handoffId: string; resumable: boolean; run: RunStateRow | null }
-  | { kind: "expired"; runId: string; handoffId: string; resumable: boolean; run: RunStateRow | null }
+  | ({ kind: "approved" } & DecisionFacts)
+  | ({ kind: "denied" } & DecisionFacts)
+  | ({ kind: "expired" } & DecisionFacts)
   | { kind: "awaiting_second_approval"; handoffId: string; approvals: number; required: number };
 
 interface Decided {
@@ -77,7 +80,7 @@ export async function resumeRun(
   const outcome = await decideHandoff(runtime.db, actor, raw, { claimFor: claim });
   if (outcome.kind === "awaiting_second_approval" || !outcome.resumable) return { outcome, advanced: null, resumeFailed: false };
   try {
-    const advanced = await advanceConversationFrom(runtime, outcome.runId, { claimedAs: claim, runRow: outcome.run ?? undefined });
+    const advanced = await advanceConversationFrom(runtime, outcome.runId, { claimedAs: claim, resumedWith: outcome.resumedWith });
     return { outcome, advanced, resumeFailed: false };
   } catch (err) {
     log.error({ err, runId: outcome.runId }, "continuing the run after a decision failed; a worker will pick it up");
@@ -376,21 +379,31 @@ async function writeDecision(
     );
   }
   // A decider who continues the run gets its state with the decision (the snapshot's counters are the run's: a
-  // waiting run changes nothing else), so the advance that follows need not read it. The decision is its
-  // transaction's last statement: COMMIT goes with it (every caller returns what this returns, and nothing after).
-  const row = await s.runThenCommit<{ resumed: boolean } & Partial<RunStateRow>>(
-    tx,
-    !s.has("resumed")
-      ? sql`false AS resumed`
-      : lease
-        ? sql`EXISTS (SELECT 1 FROM resumed) AS resumed, ${runStateOf(h.runId!)}`
-        : sql`EXISTS (SELECT 1 FROM resumed) AS resumed`,
-  );
-  const resumed = !!row?.resumed;
+  // waiting run changes nothing else), and its transcript and last calls read right behind the COMMIT, so the advance
+  // that follows reads nothing first. The decision is its transaction's last statement: COMMIT goes with it (every
+  // caller returns what this returns, and nothing after).
   const kind = d.callStatus === "APPROVED" ? "approved" : d.callStatus === "DENIED" ? "denied" : "expired";
-  const { resumed: _, ...state } = row ?? { resumed: false };
-  const run = resumed && lease && "id" in state ? ({ ...state, phase: "RUNNING" } as RunStateRow) : null;
-  return { kind, runId: h.runId!, handoffId: h.id, resumable: resumed, run };
+  type Row = { resumed: boolean } & Partial<RunStateRow>;
+  if (!s.has("resumed") || !lease) {
+    const row = await s.runThenCommit<Row>(tx, s.has("resumed") ? sql`EXISTS (SELECT 1 FROM resumed) AS resumed` : sql`false AS resumed`);
+    return { kind, runId: h.runId!, handoffId: h.id, resumable: !!row?.resumed, resumedWith: null };
+  }
+  const transcript = transcriptRead(tx, h.conversationId);
+  const sent = await s.runThenCommitAndRead<Row>(tx, sql`EXISTS (SELECT 1 FROM resumed) AS resumed, ${runStateOf(h.runId!)}`, [
+    transcript.query,
+    callsOfLatestMessageRead(tx, h.runId!),
+  ]);
+  const [rows, calls] = sent.reads;
+  const { resumed, ...state } = sent.row ?? { resumed: false };
+  const resumedWith: ResumedWith | null =
+    resumed && "id" in state
+      ? {
+          run: { ...state, phase: "RUNNING" } as RunStateRow,
+          transcript: rows ? transcript.take(rows as unknown as TranscriptRow[]) : null,
+          recordedCalls: calls ? latestMessageCalls(calls as unknown as ToolCallRow[]) : undefined,
+        }
+      : null;
+  return { kind, runId: h.runId!, handoffId: h.id, resumable: !!resumed, resumedWith };
 }
 
 /** An edit goes through the gates again, with the reviewer's authority in place of the approval band. */

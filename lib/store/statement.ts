@@ -7,7 +7,7 @@
 //   appendMessages(s, [reply]);                 // store functions add their CTEs
 //   const row = await s.run(db, sql`msg.seq`);  // throws LeaseLostError when the lease was lost
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder, sql } from "kysely";
-import { type DB, type Store, sendTogether } from "@/lib/db/kysely";
+import { type Compilable, commitThenRead, type DB, type Store, sendTogether } from "@/lib/db/kysely";
 
 export type Table = keyof DB & string;
 export type Column<T extends Table> = keyof DB[T] & string;
@@ -192,6 +192,20 @@ export class Statement {
     if (this.guard) throw new Error("runThenCommit: a fenced statement checks its lease first; commit it apart");
     const [answer] = await sendTogether<R>(tx, [this.build(select)], { commit: true });
     return answer!.rows[0] ?? null;
+  }
+
+  /**
+   * `runThenCommit`, and then `reads` on the same connection in the same round trip, after the COMMIT (they see what
+   * it committed; lib/db/kysely `commitThenRead`). A read that failed answers null.
+   */
+  async runThenCommitAndRead<R>(
+    tx: Store,
+    select: Sql,
+    reads: Compilable[],
+  ): Promise<{ row: R | null; reads: Array<Array<Record<string, unknown>> | null> }> {
+    if (this.guard) throw new Error("runThenCommitAndRead: a fenced statement checks its lease first; commit it apart");
+    const sent = await commitThenRead<R>(tx, [this.build(select)], reads);
+    return { row: sent.answers[0]!.rows[0] ?? null, reads: sent.reads.map((r) => r?.rows ?? null) };
   }
 }
 

@@ -187,7 +187,12 @@ export async function callsOfMessage(db: Store, runId: string, messageSeq: numbe
  * when it has none. A resumed run reads it while it reads the transcript (the message is its last assistant one).
  */
 export async function callsOfLatestMessage(db: Store, runId: string): Promise<{ seq: number; calls: ToolCallRow[] } | null> {
-  const calls = await db
+  return latestMessageCalls((await callsOfLatestMessageRead(db, runId).execute()) as ToolCallRow[]);
+}
+
+/** The query behind `callsOfLatestMessage`, for a caller that sends it with other statements; `latestMessageCalls` reads its rows. */
+export function callsOfLatestMessageRead(db: Store, runId: string) {
+  return db
     .selectFrom("ToolCall")
     .select(CALL_COLUMNS)
     .where("runId", "=", runId)
@@ -199,8 +204,10 @@ export async function callsOfLatestMessage(db: Store, runId: string): Promise<{ 
         .where("runId", "=", runId)
         .where("scope", "is", null),
     )
-    .orderBy("position")
-    .execute();
+    .orderBy("position");
+}
+
+export function latestMessageCalls(calls: ToolCallRow[]): { seq: number; calls: ToolCallRow[] } | null {
   return calls.length ? { seq: calls[0]!.messageSeq, calls } : null;
 }
 

@@ -183,23 +183,35 @@ function remember(conversationId: string, entry: CachedTranscript) {
  * Takes the store, never a transaction: it caches what it reads, so it must only ever see committed rows.
  */
 export async function loadTranscript(db: Store, conversationId: string): Promise<TranscriptRow[]> {
+  const read = transcriptRead(db, conversationId);
+  return read.take((await read.query.execute()) as TranscriptRow[]);
+}
+
+/**
+ * `loadTranscript` in two halves, for a caller that sends the read with other statements (after a COMMIT, see
+ * lib/db/kysely `commitThenRead`): the query of what this process has not seen, and `take`, which adds its rows to
+ * what the process knows and returns the whole transcript. Committed rows only, as for `loadTranscript`.
+ */
+export function transcriptRead(db: Store, conversationId: string) {
   const known = cache.get(conversationId) ?? { rows: [], through: 0 };
-  const fresh = await db
+  const query = db
     .selectFrom("Message")
     .select(["seq", "role", "content", "author", "runId"])
     .where("conversationId", "=", conversationId)
     .where("inTranscript", "=", true)
     .where("seq", ">", known.through)
-    .orderBy("seq")
-    .execute();
-  // A concurrent caller may have extended the entry meanwhile: keep only what is still new.
-  const news = fresh.filter((r) => r.seq > known.through) as TranscriptRow[];
-  if (news.length) {
-    known.rows.push(...news);
-    known.through = news[news.length - 1]!.seq;
-  }
-  remember(conversationId, known);
-  return [...known.rows]; // the cache's entry grows in place: callers get their own copy
+    .orderBy("seq");
+  const take = (fresh: TranscriptRow[]): TranscriptRow[] => {
+    // A concurrent caller may have extended the entry meanwhile: keep only what is still new.
+    const news = fresh.filter((r) => r.seq > known.through);
+    if (news.length) {
+      known.rows.push(...news);
+      known.through = news[news.length - 1]!.seq;
+    }
+    remember(conversationId, known);
+    return [...known.rows]; // the cache's entry grows in place: callers get their own copy
+  };
+  return { query, take };
 }
 
 /**
