@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
 import { decideHandoff, expireDueApprovals } from "@/lib/runtime/resume";
-import { advanceRun } from "@/lib/runtime/advance";
+import pg from "pg";
+import { advanceConversationFrom, advanceRun, claimFor } from "@/lib/runtime/advance";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
 
@@ -175,6 +176,47 @@ describe("parking at an approval", () => {
     await h.db.handoff.update({ where: { id: handoff.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
     expect(await expireDueApprovals(h.deps)).toHaveLength(1);
     expect((await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } })).status).toBe("EXPIRED");
+  });
+});
+
+describe("resuming for the decider", () => {
+  it("the decision hands over what the run goes on from, read behind its COMMIT; the advance reads none of it again", async () => {
+    const { out, handoff } = await parkRefund();
+    const claim = claimFor(h.deps);
+    const decided = await decideHandoff(
+      h.db,
+      { tenantId: h.acme.id, staffId: h.staff.raj.id },
+      { handoffId: handoff.id, decision: "approve" },
+      { claimFor: claim },
+    );
+    if (decided.kind !== "approved" || !decided.resumedWith) throw new Error("expected the run resumed for the decider");
+    const { run, transcript, recordedCalls } = decided.resumedWith;
+    expect(run).toMatchObject({ id: out.runId, phase: "RUNNING" });
+    const parked = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    // Read after the COMMIT: the call as the decision left it, and the tool_use message it belongs to, last.
+    expect(recordedCalls?.calls.map((c) => [c.id, c.status])).toEqual([[parked.id, "APPROVED"]]);
+    const last = transcript!.at(-1)!;
+    expect(last.seq).toBe(recordedCalls!.seq);
+    expect(JSON.stringify(last.content)).toContain(parked.toolUseId);
+
+    const texts: string[] = [];
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const q = args[0] as string | { text?: string };
+      texts.push(typeof q === "string" ? q : (q.text ?? ""));
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      const advanced = await advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith });
+      expect(advanced.phase).toBe("COMPLETED");
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    const transcriptOrCallsRead =
+      /^select [^;]* from "(Message" where "conversationId"|ToolCall" where "runId" = \$1 and "scope" is null)/i;
+    expect(texts.filter((t) => transcriptOrCallsRead.test(t))).toEqual([]);
+    expect(texts.length).toBeGreaterThan(3); // the effect's statements were seen
+    expect(await h.effects()).toHaveLength(1);
   });
 });
 
