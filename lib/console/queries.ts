@@ -60,13 +60,16 @@ export const QUEUE_LIMIT = 200;
 
 /** The reviewer queue: handoffs of the caller's shop matching the filter, oldest open item first. */
 export async function queueHandoffs(db: PrismaTx, actor: Actor, filter: QueueFilter, now = new Date()) {
-  const rows = await db.handoff.findMany({
-    where: queueWhere(actor, filter, now),
-    include: { approvals: { orderBy: { createdAt: "asc" } } },
-    orderBy: filter.status === "pending" ? [{ createdAt: "asc" }, { id: "asc" }] : [{ updatedAt: "desc" }, { id: "asc" }],
-    take: QUEUE_LIMIT,
-  });
-  const names = await staffNames(db, actor.tenantId);
+  // The staff names are read while the page is (they do not depend on it).
+  const [rows, names] = await Promise.all([
+    db.handoff.findMany({
+      where: queueWhere(actor, filter, now),
+      include: { approvals: { orderBy: { createdAt: "asc" } } },
+      orderBy: filter.status === "pending" ? [{ createdAt: "asc" }, { id: "asc" }] : [{ updatedAt: "desc" }, { id: "asc" }],
+      take: QUEUE_LIMIT,
+    }),
+    staffNames(db, actor.tenantId),
+  ]);
   return jsonify(rows.map((h) => consoleHandoff(h, names)));
 }
 export type QueueItem = Awaited<ReturnType<typeof queueHandoffs>>[number];
