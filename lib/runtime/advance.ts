@@ -46,12 +46,14 @@ function nextStep(state: RunState, rows: TranscriptRow[]): NextStep {
 
 /**
  * A run a decision resumed for the decider (./resume): its state, and what it goes on from — its transcript and the
- * calls of its last tool_use message — read right behind the decision's COMMIT, in the same round trip (null or
- * undefined when a read failed: the advance reads it itself).
+ * calls of its last tool_use message — read right behind the decision's COMMIT, in the same round trip. A read that
+ * failed is left for the advance to do itself.
  */
 export interface ResumedWith {
   run: RunStateRow;
+  /** null: the read failed */
   transcript: TranscriptRow[] | null;
+  /** undefined: the read failed (null: the run has no calls) */
   recordedCalls: { seq: number; calls: ToolCallRow[] } | null | undefined;
 }
 
@@ -101,7 +103,7 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
   if (opts.run) state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
   else {
     // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while the
-    // transcript is read while the calls are (or was read with the decision that resumed it).
+    // transcript is read — or take both from the decision that resumed it (it read them behind its COMMIT).
     const [rows, calls] = await Promise.all([
       resumedWith?.transcript ?? loadTranscript(db, state.ref.conversationId),
       resumedWith && resumedWith.recordedCalls !== undefined ? resumedWith.recordedCalls : callsOfLatestMessage(db, runId),

@@ -190,7 +190,7 @@ export async function finishToolPhase(
     /** the step changed nothing in the world (its calls were read-only): the next request need not wait for it */
     overlapNextRequest?: boolean;
   },
-  /** write in this transaction (an effect's) and hand back what to do once it commits */
+  /** write in this transaction (an effect's); the tool_result step is its last statement and takes its COMMIT */
   inTx?: { tx: FencedTx },
 ): Promise<StepOutcome> {
   const db = inTx?.tx ?? storeOf(deps.db);
