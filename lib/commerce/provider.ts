@@ -42,6 +42,8 @@ export function performEffect<T extends Record<string, unknown>>(
   tx: Transaction<DB>,
   req: EffectRequest,
   effect: (tx: Transaction<DB>) => Promise<T>,
+  /** the outcome recorded under the key, already read in this transaction (null: none); undefined: read it here */
+  known?: Record<string, unknown> | null,
 ): Promise<{ outcome: T; replayed: boolean }> {
   const attributes = {
     "tenant.id": req.tenantId,
@@ -49,18 +51,19 @@ export function performEffect<T extends Record<string, unknown>>(
     "tool.name": req.operation,
     "tool_call.id": req.ledger.toolCallId,
   };
-  return withSpan("effect.perform", attributes, () => performEffectInSpan(tx, req, effect));
+  return withSpan("effect.perform", attributes, () => performEffectInSpan(tx, req, effect, known));
 }
 
 async function performEffectInSpan<T extends Record<string, unknown>>(
   tx: Transaction<DB>,
   req: EffectRequest,
   effect: (tx: Transaction<DB>) => Promise<T>,
+  known: Record<string, unknown> | null | undefined,
 ): Promise<{ outcome: T; replayed: boolean }> {
   if (takeFault(req.operation, "transient")) {
     throw new ProviderTransientError(`${req.operation}: the provider is temporarily unavailable`);
   }
-  const recorded = await recordedOutcome(tx, req.tenantId, req.idempotencyKey);
+  const recorded = known !== undefined ? known : await recordedOutcome(tx, req.tenantId, req.idempotencyKey);
   if (recorded) return { outcome: recorded as T, replayed: true };
   const outcome = await effect(tx);
   await recordEffect(tx, {

@@ -8,6 +8,7 @@ import { connectivityFailureKind } from "@/lib/db/outage";
 import { ProviderAnswerLostError, ProviderTransientError } from "@/lib/commerce/provider";
 import { formatCents } from "@/lib/money";
 import { addAudit } from "@/lib/store/audit";
+import { recordedOutcomeSql } from "@/lib/store/effects";
 import { type FencedTx, withLease } from "@/lib/store/lease";
 import type { CallSettlement, ToolCallRow } from "@/lib/store/tool-calls";
 import { settleCall } from "@/lib/store/tool-calls";
@@ -72,15 +73,19 @@ export type CommitWith = (tx: FencedTx, outcome: Execution["settled"], activeMs:
 
 /**
  * What a side effect checks before it acts, read by its transaction's first statement (the lease renewal) rather
- * than before the transaction: the conversation's verification, and whether the person who approved the call still
- * has access to the shop (`approverActive`) and with what authority.
+ * than before the transaction: the conversation's verification, whether the person who approved the call still
+ * has access to the shop (`approverActive`) and with what authority, and — for the provider, which would otherwise
+ * read it in a round trip of its own — what it recorded under the call's idempotency key. The renewal row-locks the
+ * run, so nobody else can perform this call's effect between that read and the effect.
  */
 interface EffectChecks extends Verification {
   approverActive: boolean;
   approverLimitCents: number | null;
+  /** a side effect: the provider's record under the call's key (lib/store/effects `recordedOutcomeSql`) */
+  recordedOutcome?: Record<string, unknown> | null;
 }
 
-function effectChecksSql(state: RunState, call: RunnableCall): Sql {
+function effectChecksSql(state: RunState, call: RunnableCall, sideEffect: boolean): Sql {
   const conversation = (column: string) =>
     sql`(SELECT c.${sql.ref(column)} FROM "Conversation" c WHERE c.id = ${state.ref.conversationId}) AS ${sql.ref(column)}`;
   const approver = sql`FROM "StaffUser" s WHERE s.id = ${call.decidedById} AND s."tenantId" = ${state.ref.tenantId} AND s."deactivatedAt" IS NULL`;
@@ -90,6 +95,7 @@ function effectChecksSql(state: RunState, call: RunnableCall): Sql {
     sql`(SELECT c."verificationLevel"::text FROM "Conversation" c WHERE c.id = ${state.ref.conversationId}) AS "verificationLevel"`,
     sql`EXISTS (SELECT 1 ${approver}) AS "approverActive"`,
     sql`(SELECT s."authorityLimitCents" ${approver}) AS "approverLimitCents"`,
+    ...(sideEffect ? [recordedOutcomeSql(state.ref.tenantId, call.idempotencyKey ?? call.id)] : []),
   ]);
 }
 
@@ -227,7 +233,13 @@ export async function executeCall(
         let body: Record<string, unknown> | null = null;
         try {
           body = await withTimeout(
-            tool.execute(input, { ...ctx, db: tx, store: db, afterCommit: (w) => afterCommit.push(w) }),
+            tool.execute(input, {
+              ...ctx,
+              db: tx,
+              store: db,
+              afterCommit: (w) => afterCommit.push(w),
+              ...(tool.sideEffect ? { recordedOutcome: checks.recordedOutcome ?? null } : {}),
+            }),
             timeoutMs,
             call.name,
           );
@@ -261,7 +273,7 @@ export async function executeCall(
         await s.runThenCommit(tx); // the transaction's last statement: its COMMIT goes with it
         return outcome;
       },
-      effectChecksSql(state, call),
+      effectChecksSql(state, call, !!tool.sideEffect),
     );
     // What the tool queued for after its commit (a mail): a failure there never undoes the call.
     for (const work of afterCommit) await work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));

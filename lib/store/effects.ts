@@ -1,9 +1,17 @@
 // The effect ledger and the payment/fulfilment provider's idempotency record: one row each per side effect,
 // written in the transaction that performs the effect (lib/commerce/provider), so a crash leaves all or none.
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { DB } from "@/lib/db/kysely";
 
 type Tx = Transaction<DB>;
+
+/**
+ * `recordedOutcome` as a select-list item (`"recordedOutcome"`), for a statement the effect's transaction sends
+ * anyway: its first, the lease renewal (lib/runtime/execution), saves the provider's own read a round trip.
+ */
+export function recordedOutcomeSql(tenantId: string, idempotencyKey: string) {
+  return sql`(SELECT p.response FROM "ProviderRequest" p WHERE p."tenantId" = ${tenantId} AND p."idempotencyKey" = ${idempotencyKey}) AS "recordedOutcome"`;
+}
 
 /** The outcome recorded under an idempotency key, if the operation already happened. */
 export async function recordedOutcome(tx: Tx, tenantId: string, idempotencyKey: string): Promise<Record<string, unknown> | null> {

@@ -210,6 +210,7 @@ export async function effectOfCall<T extends Record<string, unknown>>(
       ledger: { runId: ctx.runId, toolCallId: ctx.toolCallId },
     },
     effect,
+    ctx.recordedOutcome,
   );
   return { ...outcome, ...(replayed ? { replayed: true } : {}) };
 }

@@ -49,6 +49,11 @@ export interface ToolContext {
   idempotencyKey: string;
   /** The customer this conversation is verified as (checked again by the tool, not only by the gate). */
   verifiedCustomerId: string | null;
+  /**
+   * A side effect: what the provider recorded under `idempotencyKey` (null: nothing yet), read by its transaction's
+   * first statement; undefined when not read (the provider then reads it itself).
+   */
+  recordedOutcome?: Record<string, unknown> | null;
   /** Work to do once the tool's transaction has committed (e.g. deliver a mail it queued). */
   afterCommit?: (work: () => Promise<void>) => void;
   /** The store, for that work (the transaction is gone by then). */

@@ -180,7 +180,7 @@ describe("parking at an approval", () => {
 });
 
 describe("resuming for the decider", () => {
-  it("the decision hands over what the run goes on from, read behind its COMMIT; the advance reads none of it again", async () => {
+  it("the decision hands over what the run goes on from, read behind its COMMIT; the advance reads none of it again, nor the provider's record apart", async () => {
     const { out, handoff } = await parkRefund();
     const claim = claimFor(h.deps);
     const decided = await decideHandoff(
@@ -216,6 +216,9 @@ describe("resuming for the decider", () => {
       /^select [^;]* from "(Message" where "conversationId"|ToolCall" where "runId" = \$1 and "scope" is null)/i;
     expect(texts.filter((t) => transcriptOrCallsRead.test(t))).toEqual([]);
     expect(texts.length).toBeGreaterThan(3); // the effect's statements were seen
+    // The provider's record under the call's key is read by the effect's first statement (the lease renewal), not apart.
+    expect(texts.filter((t) => /^select "response" from "ProviderRequest"/i.test(t))).toEqual([]);
+    expect(texts.filter((t) => /^UPDATE "Run"[\s\S]*FROM "ProviderRequest"/.test(t))).toHaveLength(1);
     expect(await h.effects()).toHaveLength(1);
   });
 });
