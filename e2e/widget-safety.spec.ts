@@ -84,6 +84,27 @@ test.describe("widget API", () => {
     expect(view.view.messages).toEqual([]);
   });
 
+  test("a short answer goes out as it is, a long one gzipped", async ({ request }) => {
+    // Next gzips every route answer whatever its size (lib/widget/http `json`); a short one is not worth a zlib stream.
+    const gzip = { "accept-encoding": "gzip" };
+    const { token } = await (await apiStart(request)).json();
+    const auth = { ...gzip, authorization: `Bearer ${token}` };
+    const short = await request.post(`/api/widget/${SHOP}/messages`, { headers: auth, data: { text: "hi" } });
+    expect(short.status()).toBe(202);
+    expect(short.headers()["content-encoding"]).toBeUndefined();
+    expect(short.headers()["cache-control"]).toBe("no-store, no-transform");
+    expect((await short.json()).kind).toMatch(/started|queued/);
+    const refused = await request.get(`/api/widget/${SHOP}/conversation?after=0`, { headers: gzip });
+    expect(refused.status()).toBe(401);
+    expect(refused.headers()["content-encoding"]).toBeUndefined();
+    const text = `${"my parcel arrived damaged ".repeat(60)}`.trim();
+    const long = await request.post(`/api/widget/${SHOP}/messages`, { headers: auth, data: { text } });
+    expect(long.status()).toBe(202);
+    expect(long.headers()["content-encoding"]).toBe("gzip");
+    expect(long.headers()["cache-control"]).toBe("no-store");
+    expect((await long.json()).view.messages.some((m: { text: string }) => m.text === text)).toBe(true);
+  });
+
   test("requests a browser sends from another site are refused, and no CORS is offered", async ({ request }) => {
     const res = await request.post(`/api/widget/${SHOP}/conversation`, {
       headers: { "sec-fetch-site": "cross-site", origin: "https://evil.example" },

@@ -1,4 +1,4 @@
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 
 /**
  * The visitor's IP address as a route handler can know it. Next's own server puts the socket's address into
@@ -6,7 +6,7 @@ import { env } from "@/lib/env";
  * `SUPPORT_TRUSTED_PROXY_HOPS=n` the address the n-th proxy from us saw is taken (the part no client can forge);
  * unset, the first hop. Null when nothing usable is there.
  */
-export function clientAddress(headers: Headers, trustedHops = env().SUPPORT_TRUSTED_PROXY_HOPS): string | null {
+export function clientAddress(headers: Headers, trustedHops = setting("SUPPORT_TRUSTED_PROXY_HOPS")): string | null {
   const hops = (headers.get("x-forwarded-for") ?? "")
     .split(",")
     .map((h) => h.trim())

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { noteDatabaseReachable, setDatabaseLogger } from "@/lib/db/outage";
 import { AppError } from "@/lib/errors";
 import { sendLogsTo } from "@/lib/log";
-import { errorResponse } from "./http";
+import { COMPRESS_FROM_CHARS, errorResponse, json } from "./http";
 
 // What the process's logger writes (JSON lines), captured.
 let logLines: Array<{ msg: string; level: string; err?: { message: string; stack?: string } }> = [];
@@ -58,5 +58,20 @@ describe("errorResponse", () => {
     expect(bug.status).toBe(500);
     expect(JSON.stringify(await bug.json())).not.toContain("secret detail");
     expect(logLines.map((l) => [l.level, l.msg, l.err?.message])).toEqual([["error", "widget request failed", "secret detail"]]);
+  });
+});
+
+describe("json", () => {
+  it("asks that a short answer go out as it is (no gzip) and leaves a long one to be compressed", async () => {
+    const short = json({ ok: true }, 202);
+    expect(short.status).toBe(202);
+    expect(short.headers.get("content-type")).toBe("application/json");
+    expect(short.headers.get("cache-control")).toBe("no-store, no-transform");
+    expect(await short.json()).toEqual({ ok: true });
+    const text = "x".repeat(COMPRESS_FROM_CHARS);
+    const long = json({ text });
+    expect(long.headers.get("cache-control")).toBe("no-store");
+    expect(long.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(await long.json()).toEqual({ text });
   });
 });

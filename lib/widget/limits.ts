@@ -2,7 +2,7 @@ import "server-only";
 import type { PrismaClient } from "@/lib/db/prisma-types";
 import { storeOf } from "@/lib/db/kysely";
 import { poolOf } from "@/lib/db/sql";
-import { env } from "@/lib/env";
+import { setting } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
@@ -129,7 +129,7 @@ const readLimiters = new Map<number, RateLimiterMemory>();
  */
 export async function limitRead(ip: string | null) {
   if (!ip) return;
-  const points = env().SUPPORT_WIDGET_READS_PER_MIN;
+  const points = setting("SUPPORT_WIDGET_READS_PER_MIN"); // on every read: the one variable, not all (lib/env)
   let limiter = readLimiters.get(points);
   if (!limiter) {
     limiter = new RateLimiterMemory({ points, duration: 60 });
