@@ -95,6 +95,12 @@ export const variables = {
     default: "3000",
     description: "the web server's port (`npm start`)",
   }),
+  NODE_OPTIONS: variable(text(), {
+    group: "product",
+    default: "unset",
+    description:
+      "Node.js's own options. `npm start` runs the web server with `--max-semi-space-size=64` (a larger young generation: less garbage-collection CPU under load) unless this sets `--max-semi-space-size` itself",
+  }),
   NEXTAUTH_SECRET: variable(text(), {
     group: "product",
     default: "generated into `.data/nextauth-secret` by `npm start`",

@@ -12,6 +12,21 @@ import type { Env } from "@/lib/env";
 const root = projectRoot();
 export const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 
+/**
+ * V8's young generation for the web server, in MiB per semi-space (V8's default is 16). A request leaves mostly
+ * short-lived garbage (parsed bodies, rows, JSON); with a larger young generation fewer of it survives to be copied.
+ * In `npm run load` (3 Dec, CPU profiles of both web processes) 64 cut the garbage collector's CPU from 5.1 / 4.9 s
+ * to 3.1 / 3.0 s per process. The cost is memory: the young generation is three semi-spaces, so up to 144 MiB more
+ * heap per process than the default. A `--max-semi-space-size` in NODE_OPTIONS wins.
+ */
+const WEB_SEMI_SPACE_MB = 64;
+
+/** The arguments of `node` that start the production web server on `port` (`npm start`, the load run). */
+export function nextStartArgs(port: number | string): string[] {
+  const ownSetting = process.env.NODE_OPTIONS?.includes("--max-semi-space-size");
+  return [...(ownSetting ? [] : [`--max-semi-space-size=${WEB_SEMI_SPACE_MB}`]), nextBin, "start", "-p", String(port)];
+}
+
 function newestMtime(p: string): number {
   if (!fs.existsSync(p)) return 0;
   const stat = fs.statSync(p);

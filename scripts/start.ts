@@ -11,7 +11,7 @@
  * Ctrl-C stops the server, then the embedded PostgreSQL this process started.
  */
 import { spawn } from "node:child_process";
-import { buildIfStale, nextAuthSecret, nextBin } from "./app-build";
+import { buildIfStale, nextAuthSecret, nextStartArgs } from "./app-build";
 import { prepareDatabase } from "@/lib/db/prepare";
 import { resetDatabase } from "@/lib/db/reset";
 import { isEmbeddedUnavailable, stopEmbeddedIfOwner, projectRoot } from "@/lib/db/server";
@@ -35,7 +35,7 @@ async function main() {
   };
   buildIfStale(childEnv, "start");
   console.log(`[start] serving on http://localhost:${port} (model: ${config.ANTHROPIC_API_KEY ? "Claude" : "offline model"})`);
-  const server = spawn(process.execPath, [nextBin, "start", "-p", port], { cwd: root, env: childEnv, stdio: "inherit" });
+  const server = spawn(process.execPath, nextStartArgs(port), { cwd: root, env: childEnv, stdio: "inherit" });
   const stop = () => server.kill("SIGTERM");
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

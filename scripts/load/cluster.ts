@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { nextBin } from "../app-build";
+import { nextStartArgs } from "../app-build";
 
 export interface Member {
   name: string;
@@ -41,7 +41,7 @@ export class Cluster {
   }
 
   web(port: number): Member {
-    return this.start(`web-${port}`, process.execPath, [nextBin, "start", "-p", String(port)], {
+    return this.start(`web-${port}`, process.execPath, nextStartArgs(port), {
       PORT: String(port),
       NEXTAUTH_URL: `http://localhost:${port}`,
     });
