@@ -42,7 +42,7 @@ export type RunnableCall = Pick<
   | "decidedById"
   | "messageSeq"
   | "scope"
->;
+> & { /** the row a lookup's gates read in this advance (ToolDefinition `factsWithRead`) */ gatesRead?: unknown };
 
 export interface Execution {
   settled: CallSettlement & { nextAttemptAt: Date | null };
@@ -193,7 +193,7 @@ export async function executeCall(
       if (!tool) throw new ToolError("permission", `Unknown tool ${call.name}.`, false);
       failpoint("before-effect", call.name);
       const toolStarted = performance.now();
-      const body = await withTimeout(tool.execute(input, { ...ctx, db }), timeoutMs, call.name);
+      const body = await withTimeout(tool.execute(input, { ...ctx, db, gatesRead: call.gatesRead }), timeoutMs, call.name);
       noteToolTime(deps, toolStarted);
       failpoint("after-effect", call.name);
       return {

@@ -63,6 +63,8 @@ function errorResult(
 /** A proposed call as the gates decided it (not yet written; see lib/store/tool-calls `addToolCalls`). */
 export interface GatedCall extends NewToolCall {
   use: ToolUse;
+  /** The row a lookup's gates read, for the call to answer from if it runs in this advance (never stored). */
+  gatesRead?: unknown;
   /** What a person must see: an approval for a parked call, an escalation for a deny above the ceiling. */
   handoff:
     | null
@@ -82,6 +84,8 @@ type Prepared =
       input: Record<string, unknown>;
       /** null: the facts could not be read (the call is deferred — a gate never judges without them) */
       facts: CallFacts | null;
+      /** what `factsWithRead` read besides the facts (undefined: the tool has none) */
+      read?: unknown;
       previousCall: GateContext["previousCall"];
     };
 
@@ -126,15 +130,19 @@ async function prepareCall(
   }
   const input = (parsed?.success ? parsed.data : (use.input ?? {})) as Record<string, unknown>;
   let facts: CallFacts | null = { summary: use.name };
+  let read: unknown;
   try {
     if (takeFault(use.name, "facts_unavailable")) throw new Error(`the facts of ${use.name} could not be read (injected)`);
-    if (tool) facts = await tool.facts(input, { db, tenantId: ctx.run.tenantId, policy: ctx.policy, callId: id });
+    const fctx = { db, tenantId: ctx.run.tenantId, policy: ctx.policy, callId: id };
+    if (tool?.factsWithRead) ({ facts, read } = await tool.factsWithRead(input, fctx));
+    else if (tool) facts = await tool.facts(input, fctx);
   } catch (err) {
     // Fail closed: without its facts no gate may clear the call.
     log.warn({ err, tool: use.name }, "the facts for the gates could not be read; the call is deferred");
     facts = null;
+    read = undefined;
   }
-  return { kind: "ready", id, use, position, attempts, input, facts, previousCall: ctx.previousCall };
+  return { kind: "ready", id, use, position, attempts, input, facts, read, previousCall: ctx.previousCall };
 }
 
 /**
@@ -228,6 +236,7 @@ function judgeCall(
         : null,
     records: evaluation.records.map((r) => ({ gate: r.gate, decision: r.decision, reason: r.reason })),
     gateFacts: facts,
+    gatesRead: p.read,
     handoff:
       verdict.decision === "ask"
         ? { kind: "approval", facts, verdict }

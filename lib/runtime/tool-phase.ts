@@ -37,6 +37,8 @@ export interface PhaseCall extends ToolCallRow {
   waitsFor?: Execution["waitsFor"];
   /** a specialist's last step, written with this step */
   write?: StepWrite;
+  /** the row a lookup's gates just read, for the call to answer from (see ToolDefinition `factsWithRead`) */
+  gatesRead?: unknown;
 }
 
 /** A gated call as a row of the tool phase (status and result as the gates decided). */
@@ -60,6 +62,7 @@ export function gatedRow(state: RunState, g: GatedCall, messageSeq: number, scop
     position: g.position,
     messageSeq,
     gateFacts: g.gateFacts,
+    gatesRead: g.gatesRead,
     scope,
     toPark:
       g.handoff?.kind === "approval"

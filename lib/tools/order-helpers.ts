@@ -49,12 +49,12 @@ export async function requireOwnedOrder(
   tenantId: string,
   orderNumber: string,
   verifiedCustomerId: string | null,
-  opts: { lock?: boolean } = {},
+  opts: { lock?: boolean /** the order as already read (`findOrder`), null if it was not found */; known?: OrderRow | null } = {},
 ) {
   if (!verifiedCustomerId) {
     throw new ToolError("permission", "The customer is not verified. Call verify_customer first.", true);
   }
-  const order = await findOrder(db, tenantId, orderNumber, opts);
+  const order = opts.known !== undefined ? opts.known : await findOrder(db, tenantId, orderNumber, opts);
   if (!order || order.customerId !== verifiedCustomerId) {
     throw new ToolError(
       "business_rule",
@@ -86,6 +86,16 @@ export async function orderFacts(
     .where("tenantId", "=", tenantId)
     .where("number", "=", normaliseOrderNumber(orderNumber))
     .executeTakeFirst();
+  return factsOfOrder(order, orderNumber, summary, amountCents);
+}
+
+/** The gates' facts of an order as read (undefined: there is no such order). */
+export function factsOfOrder(
+  order: Pick<OrderRow, "customerId" | "status" | "totalCents" | "refundedCents"> | undefined,
+  orderNumber: string,
+  summary: string,
+  amountCents?: number,
+): CallFacts {
   return {
     orderNumber: normaliseOrderNumber(orderNumber),
     amountCents,

@@ -54,6 +54,11 @@ export interface ToolContext {
    * first statement; undefined when not read (the provider then reads it itself).
    */
   recordedOutcome?: Record<string, unknown> | null;
+  /**
+   * A read-only tool with `factsWithRead`: the row its gates read, when the call runs in the advance that gated it
+   * (undefined otherwise: the tool reads for itself).
+   */
+  gatesRead?: unknown;
   /** Work to do once the tool's transaction has committed (e.g. deliver a mail it queued). */
   afterCommit?: (work: () => Promise<void>) => void;
   /** The store, for that work (the transaction is gone by then). */
@@ -130,6 +135,12 @@ export interface ToolDefinition<I = any> {
   escalation?: (input: I) => EscalationRequest;
   /** Reads what gates and handoff records need (order, amount) without acting. */
   facts(input: I, ctx: FactsContext): Promise<CallFacts>;
+  /**
+   * A read-only tool whose answer is the row its gates read (a lookup): reads the facts and that row in one statement,
+   * in place of `facts`, when the call is gated. A call allowed and run in the same advance gets the row as
+   * `ToolContext.gatesRead` and answers from it instead of reading it again; one run later reads for itself.
+   */
+  factsWithRead?(input: I, ctx: FactsContext): Promise<{ facts: CallFacts; read: unknown }>;
   execute(input: I, ctx: ToolContext): Promise<Record<string, unknown>>;
 }
 
@@ -146,5 +157,7 @@ export interface EscalationRequest {
 }
 
 export function defineTool<I>(def: ToolDefinition<I>): ToolDefinition<I> {
+  // What the gates read is only as fresh as the gating: a tool that acts must read under its own transaction.
+  if (def.factsWithRead && !def.readOnly) throw new Error(`${def.name}: only a read-only tool may answer from its gates' read`);
   return def;
 }
