@@ -8,6 +8,7 @@ import { storeOf } from "@/lib/db/kysely";
 import { DEMO_POLICY_RULES } from "@/lib/db/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { buildModelMessages, loadTranscript, transcriptViolations } from "@/lib/store/transcript";
+import pg from "pg";
 
 export interface Harness {
   tdb: TestDatabase;
@@ -95,4 +96,21 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
     });
   }
   return harness;
+}
+
+/** The text of every statement sent (by any pg client: Prisma's adapter, the SQL store) while `work` runs. */
+export async function statementsSentDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const texts: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    texts.push(typeof q === "string" ? q : (q.text ?? ""));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return texts;
 }

@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../runtime-harness";
+import { createHarness, type Harness, statementsSentDuring } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
 import { decideHandoff, expireDueApprovals } from "@/lib/runtime/resume";
-import pg from "pg";
 import { advanceConversationFrom, advanceRun, claimFor } from "@/lib/runtime/advance";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
@@ -199,19 +198,10 @@ describe("resuming for the decider", () => {
     expect(last.seq).toBe(recordedCalls!.seq);
     expect(JSON.stringify(last.content)).toContain(parked.toolUseId);
 
-    const texts: string[] = [];
-    const original = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const q = args[0] as string | { text?: string };
-      texts.push(typeof q === "string" ? q : (q.text ?? ""));
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
-    try {
+    const texts = await statementsSentDuring(async () => {
       const advanced = await advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith });
       expect(advanced.phase).toBe("COMPLETED");
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    });
     const transcriptOrCallsRead =
       /^select [^;]* from "(Message" where "conversationId"|ToolCall" where "runId" = \$1 and "scope" is null)/i;
     expect(texts.filter((t) => transcriptOrCallsRead.test(t))).toEqual([]);

@@ -1,12 +1,11 @@
 // A lookup answers with the order its gates read (ToolDefinition `factsWithRead`): one read of the order per lookup,
 // not one for the gates and another for the tool — and a lookup that runs later reads for itself.
-import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { storeOf } from "@/lib/db/kysely";
 import { lookupOrder } from "@/lib/tools/lookup-order";
 import { findOrder } from "@/lib/tools/order-helpers";
-import { ToolError } from "@/lib/tools/types";
-import { createHarness, type Harness } from "../runtime-harness";
+import { defineTool, ToolError } from "@/lib/tools/types";
+import { createHarness, type Harness, statementsSentDuring } from "../runtime-harness";
 
 let h: Harness;
 beforeEach(async () => {
@@ -16,27 +15,10 @@ afterEach(async () => {
   await h.close();
 });
 
-/** The text of every statement sent while `work` runs. */
-async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
-  const texts: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    texts.push(typeof q === "string" ? q : (q.text ?? ""));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return texts;
-}
-
 describe("a lookup", () => {
   it("reads the order once: the gates' read is what the tool answers with", async () => {
     const first = await h.say("Hi, I'm dana@example.com, my order is A-1002.");
-    const texts = await statementsOf(() => h.say("Where is my order A-1002?", { conversationId: first.conversationId }));
+    const texts = await statementsSentDuring(() => h.say("Where is my order A-1002?", { conversationId: first.conversationId }));
     const lookups = await h.db.toolCall.findMany({ where: { name: "lookup_order", run: { conversationId: first.conversationId } } });
     expect(lookups.length).toBeGreaterThan(0);
     const last = lookups.at(-1)!;
@@ -95,5 +77,13 @@ describe("lookup_order's tool body", () => {
       expect(err).toBeInstanceOf(ToolError);
       expect((err as ToolError).message).toMatch(/No order A-1002 was found/);
     }
+  });
+});
+
+describe("defineTool", () => {
+  it("refuses a tool that acts yet would answer from its gates' read", () => {
+    const acting = { ...lookupOrder, name: "acting_lookup", readOnly: false };
+    expect(() => defineTool(acting)).toThrow(/only a read-only tool may answer from its gates' read/);
+    expect(defineTool({ ...lookupOrder })).toMatchObject({ name: "lookup_order" });
   });
 });
