@@ -24,9 +24,26 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool.end();
+  await endAndWait(pool);
   await database.drop();
 });
+
+/**
+ * `pool.end()` resolves once it has asked its connections to close (pg-pool), not once they have. The drop that
+ * follows (WITH FORCE) terminated one still closing in a CI run: the server's FATAL reached the pool as an 'error'
+ * nobody listened for, an uncaught exception. Wait for each connection's close first.
+ */
+async function endAndWait(p: pg.Pool): Promise<void> {
+  let open = p.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    p.on("remove", () => {
+      if (--open === 0) resolve();
+    });
+  });
+  await p.end();
+  await closed;
+}
 
 describe("bench:peers measurements", () => {
   it("counts every query that reaches a pg connection, pool and client alike, until restored", async () => {

@@ -49,7 +49,11 @@ export async function requireOwnedOrder(
   tenantId: string,
   orderNumber: string,
   verifiedCustomerId: string | null,
-  opts: { lock?: boolean /** the order as already read (`findOrder`), null if it was not found */; known?: OrderRow | null } = {},
+  opts: {
+    lock?: boolean;
+    /** the order as already read (`findOrder`), null if it was not found: no read of its own */
+    known?: OrderRow | null;
+  } = {},
 ) {
   if (!verifiedCustomerId) {
     throw new ToolError("permission", "The customer is not verified. Call verify_customer first.", true);
