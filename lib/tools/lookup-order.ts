@@ -18,7 +18,7 @@ export const lookupOrder = defineTool({
   // answers from that read (one statement fewer per lookup).
   async factsWithRead(input, ctx) {
     const order = await findOrder(ctx.db, ctx.tenantId, input.order_number);
-    return { facts: factsOfOrder(order ?? undefined, input.order_number, `Look up ${input.order_number}`), read: order };
+    return { facts: factsOfOrder(order, input.order_number, `Look up ${input.order_number}`), read: order };
   },
   async execute(input, ctx) {
     const known = ctx.gatesRead === undefined ? undefined : (ctx.gatesRead as OrderRow | null);

@@ -93,9 +93,9 @@ export async function orderFacts(
   return factsOfOrder(order, orderNumber, summary, amountCents);
 }
 
-/** The gates' facts of an order as read (undefined: there is no such order). */
+/** The gates' facts of an order as read (null or undefined: there is no such order). */
 export function factsOfOrder(
-  order: Pick<OrderRow, "customerId" | "status" | "totalCents" | "refundedCents"> | undefined,
+  order: Pick<OrderRow, "customerId" | "status" | "totalCents" | "refundedCents"> | null | undefined,
   orderNumber: string,
   summary: string,
   amountCents?: number,
