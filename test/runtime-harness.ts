@@ -99,6 +99,34 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
 }
 
 /** The text of every statement sent (by any pg client: Prisma's adapter, the SQL store) while `work` runs. */
+/**
+ * Like `statementsSentDuring`, with the round trip each statement went in: a statement sent on a pipelined connection
+ * while another is still unanswered shares that one's round trip (as the bench counts them).
+ */
+export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Array<{ text: string; trip: number }>> {
+  const sent: Array<{ text: string; trip: number }> = [];
+  const inFlight = new WeakMap<object, number>();
+  let trips = 0;
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client & { pipeline?: boolean }, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    const pending = inFlight.get(this) ?? 0;
+    if (pending === 0 || !this.pipeline) trips += 1;
+    inFlight.set(this, pending + 1);
+    sent.push({ text: typeof q === "string" ? q : (q.text ?? ""), trip: trips });
+    const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
+    const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+    if (result instanceof Promise) result.then(done, done);
+    return result;
+  } as typeof original;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return sent;
+}
+
 export async function statementsSentDuring(work: () => Promise<unknown>): Promise<string[]> {
   const texts: string[] = [];
   const original = pg.Client.prototype.query;

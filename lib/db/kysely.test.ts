@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { countStatements } from "@/bench/peers/scenario";
 import { poolOf } from "@/lib/db/sql";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
-import { commitThenRead, type Store, sendTogether, storeOf } from "./kysely";
+import { commitThenRead, DeferredWriteError, type Store, sendTogether, sendWithNext, storeOf } from "./kysely";
 
 let tdb: TestDatabase;
 let db: Store;
@@ -212,5 +212,96 @@ describe("sendTogether", () => {
     expect(counter.roundTrips).toBe(1);
     expect(await ids()).toEqual([70]);
     await sql`DELETE FROM probe`.execute(db);
+  });
+});
+
+describe("sendWithNext", () => {
+  const counted = async <T>(work: () => Promise<T>) => {
+    const counter = countStatements(pg.Client);
+    try {
+      return { result: await work(), count: counter.count, roundTrips: counter.roundTrips };
+    } finally {
+      counter.restore();
+    }
+  };
+
+  it("a deferred write goes in the round trip of the transaction's next statement, which sees it", async () => {
+    const { result, count, roundTrips } = await counted(() =>
+      db.transaction().execute(async (tx) => {
+        await insert(tx, 80); // BEGIN goes with it
+        await sendWithNext(tx, sql`INSERT INTO probe (id, note) VALUES (81, 'deferred')`);
+        return (await sql<{ n: number }>`SELECT count(*)::int AS n FROM probe WHERE id = 81`.execute(tx)).rows[0]!.n;
+      }),
+    );
+    expect(result).toBe(1);
+    expect(count).toBe(5); // BEGIN, INSERT 80, INSERT 81, SELECT, COMMIT
+    expect(roundTrips).toBe(3); // BEGIN + 80; 81 + SELECT; COMMIT
+    expect(await ids()).toEqual([80, 81]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("with nothing sent after it, the write goes with the COMMIT; with sendTogether's COMMIT, ahead of its statements", async () => {
+    const alone = await counted(() =>
+      db.transaction().execute(async (tx) => {
+        await sendWithNext(tx, sql`INSERT INTO probe (id, note) VALUES (82, 'deferred')`);
+      }),
+    );
+    expect(alone.roundTrips).toBe(1); // BEGIN, the write and COMMIT at once
+    const together = await counted(() =>
+      db.transaction().execute(async (tx) => {
+        await sendWithNext(tx, sql`INSERT INTO probe (id, note) VALUES (83, 'deferred')`);
+        const [answer] = await sendTogether<{ n: number }>(tx, [sql`SELECT count(*)::int AS n FROM probe WHERE id >= 82`], {
+          commit: true,
+        });
+        return answer!.rows[0]!.n;
+      }),
+    );
+    expect(together.result).toBe(2); // the statement's own answer, not the deferred write's
+    expect(together.roundTrips).toBe(1);
+    expect(await ids()).toEqual([82, 83]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("a transaction that rolls back never sends the write", async () => {
+    const { count } = await counted(() =>
+      db
+        .transaction()
+        .execute(async (tx) => {
+          await insert(tx, 84);
+          await sendWithNext(tx, sql`INSERT INTO probe (id, note) VALUES (85, 'deferred')`);
+          throw new Error("changed my mind");
+        })
+        .catch((err: Error) => err.message),
+    );
+    expect(count).toBe(3); // BEGIN, INSERT 84, ROLLBACK
+    expect(await ids()).toEqual([]);
+  });
+
+  it("a failing deferred write fails the next send with a DeferredWriteError (code kept) and nothing is committed", async () => {
+    await insert(db, 86);
+    const failed = await db
+      .transaction()
+      .execute(async (tx) => {
+        await insert(tx, 87);
+        await sendWithNext(tx, sql`INSERT INTO probe (id, note) VALUES (86, 'dup')`);
+        await sendTogether(tx, [sql`INSERT INTO probe (id, note) VALUES (88, 'x')`], { commit: true });
+      })
+      .catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(DeferredWriteError);
+    expect((failed as DeferredWriteError).code).toBe("23505");
+    expect((failed as DeferredWriteError).message).toMatch(/duplicate key/);
+    expect(await ids()).toEqual([86]);
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("only inside a transaction, and not after its COMMIT", async () => {
+    await expect(sendWithNext(db, sql`INSERT INTO probe (id, note) VALUES (89, 'x')`)).rejects.toThrow(/only inside a transaction/);
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await sendTogether(tx, [sql`SELECT 1`], { commit: true });
+        await sendWithNext(tx, sql`INSERT INTO probe (id, note) VALUES (89, 'x')`);
+      }),
+    ).rejects.toThrow(/already ended/);
+    expect(await ids()).toEqual([]);
   });
 });

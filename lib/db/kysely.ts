@@ -78,10 +78,19 @@ class PgConnection implements DatabaseConnection {
   pendingBegin: string | null = null;
   /** How the transaction ended when COMMIT went with its last statements (`sendTogether`): COMMIT or ROLLBACK. */
   endedWith: "COMMIT" | "ROLLBACK" | null = null;
+  /** Writes waiting to go on the wire ahead of the transaction's next statement or its COMMIT (`sendWithNext`). */
+  deferred: CompiledQuery[] = [];
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const text = query.sql;
     if (/^(begin|commit|rollback|start transaction)/i.test(text)) {
+      const deferred = this.deferred;
+      this.deferred = [];
+      // A COMMIT with writes still waiting takes them with it (they are the transaction's last statements).
+      if (deferred.length && /^commit/i.test(text) && !this.endedWith) {
+        await this.send(deferred, true);
+        return { rows: [{ command: "COMMIT" }] as R[] };
+      }
       const ended = this.endedWith ?? (this.pendingBegin !== null ? (/^rollback/i.test(text) ? "ROLLBACK" : "COMMIT") : null);
       this.pendingBegin = null;
       this.endedWith = null;
@@ -94,9 +103,11 @@ class PgConnection implements DatabaseConnection {
     }
     if (this.endedWith) throw new Error("this transaction already ended with the statements sent with its COMMIT");
     const together = (query as Partial<Together>)[TOGETHER];
-    const statements = together?.statements ?? [query];
+    const deferred = this.deferred;
+    this.deferred = [];
+    const statements = [...deferred, ...(together?.statements ?? [query])];
     const readAfter = together?.readAfter ?? [];
-    const answers = await this.send(statements, together?.commit ?? false, readAfter);
+    const answers = (await this.send(statements, together?.commit ?? false, readAfter, deferred.length)).slice(deferred.length);
     const first = toResult<R>(answers[0]!);
     return together ? Object.assign(first, { [ANSWERS]: answers.map((a) => a && toResult(a)) }) : first;
   }
@@ -105,7 +116,13 @@ class PgConnection implements DatabaseConnection {
    * Sends the pending BEGIN (if any), the statements and, with `commit`, COMMIT — all at once: the connection is in
    * pipeline mode while the driver holds it, so they take one round trip, and the server runs them in order.
    */
-  private async send(statements: CompiledQuery[], commit: boolean, readAfter: CompiledQuery[] = []): Promise<Array<pg.QueryResult | null>> {
+  private async send(
+    statements: CompiledQuery[],
+    commit: boolean,
+    readAfter: CompiledQuery[] = [],
+    /** how many of `statements`, first, were deferred writes (`sendWithNext`): their failure is a DeferredWriteError */
+    deferredCount = 0,
+  ): Promise<Array<pg.QueryResult | null>> {
     const begin = this.pendingBegin;
     this.pendingBegin = null;
     const named = (q: CompiledQuery) => this.client.query({ name: statementName(q.sql), text: q.sql, values: q.parameters.map(param) });
@@ -130,8 +147,11 @@ class PgConnection implements DatabaseConnection {
       this.endedWith = committed.status === "fulfilled" && committed.value.command === "COMMIT" ? "COMMIT" : "ROLLBACK";
       if (committed.status === "rejected" && connectionFailed(committed.reason)) this.broken = true;
     }
-    const failed = settled.find((r) => r.status === "rejected");
-    if (failed) throw failed.reason;
+    const failedAt = settled.findIndex((r) => r.status === "rejected");
+    if (failedAt >= 0) {
+      const reason = (settled[failedAt] as PromiseRejectedResult).reason;
+      throw failedAt < deferredCount ? new DeferredWriteError(reason) : reason;
+    }
     if (committed?.status === "rejected") throw committed.reason; // the statements ran, but nothing of them stands
     // An earlier statement of the transaction had failed (and its error was swallowed): nothing of it stands.
     if (this.endedWith === "ROLLBACK") throw new Error("the transaction was aborted and rolled back");
@@ -141,6 +161,19 @@ class PgConnection implements DatabaseConnection {
   // biome-ignore lint/correctness/useYield: streaming is not used by the runtime
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error("streaming queries are not supported");
+  }
+}
+
+/**
+ * A write sent with `sendWithNext` failed (reported by the send it went with, which then failed too: the transaction
+ * commits nothing). Carries the database's error as `cause`, and its SQLSTATE as `code`.
+ */
+export class DeferredWriteError extends Error {
+  readonly code: unknown;
+  constructor(readonly cause: unknown) {
+    super(`a write sent ahead of the transaction's next statement failed: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = "DeferredWriteError";
+    this.code = (cause as { code?: unknown })?.code;
   }
 }
 
@@ -162,6 +195,27 @@ export async function sendTogether<R = Record<string, unknown>>(
   opts: { commit?: boolean } = {},
 ): Promise<Array<QueryResult<R>>> {
   return (await send<R>(db, statements, opts.commit ?? false, [])).slice(0, statements.length) as Array<QueryResult<R>>;
+}
+
+/**
+ * Inside a transaction: `write` goes on the wire with the transaction's next statement (or its COMMIT), ahead of it
+ * and in the same round trip — for a write whose answer nobody waits for (an effect's ledger rows). Everything sent
+ * after it sees it, as if it had been sent at once; it is never sent if the transaction rolls back first. Its failure
+ * fails that next send with a DeferredWriteError, and the transaction then commits nothing.
+ */
+export async function sendWithNext(tx: Store, write: Compilable): Promise<void> {
+  if (!tx.isTransaction) throw new Error("sendWithNext: only inside a transaction");
+  const compiled = write.compile(tx);
+  await tx.getExecutor().provideConnection(async (conn) => {
+    // Duck-typed, as in storeOf: a built app may hold two copies of this module.
+    const pgConn = conn as Partial<PgConnection>;
+    if (!Array.isArray(pgConn.deferred)) {
+      await conn.executeQuery(compiled); // another driver: sent at once
+      return;
+    }
+    if (pgConn.endedWith) throw new Error("sendWithNext: this transaction already ended");
+    pgConn.deferred.push(compiled);
+  });
 }
 
 /** A read sent behind a COMMIT (`commitThenRead`): any Kysely query or `sql` fragment. */

@@ -83,9 +83,11 @@ interface EffectChecks extends Verification {
   approverLimitCents: number | null;
   /** a side effect: the provider's record under the call's key (lib/store/effects `recordedOutcomeSql`) */
   recordedOutcome?: Record<string, unknown> | null;
+  /** a side effect with `effectRead`: its answer */
+  effectRead?: unknown;
 }
 
-function effectChecksSql(state: RunState, call: RunnableCall, sideEffect: boolean): Sql {
+function effectChecksSql(state: RunState, call: RunnableCall, sideEffect: boolean, effectRead: Sql | null): Sql {
   const conversation = (column: string) =>
     sql`(SELECT c.${sql.ref(column)} FROM "Conversation" c WHERE c.id = ${state.ref.conversationId}) AS ${sql.ref(column)}`;
   const approver = sql`FROM "StaffUser" s WHERE s.id = ${call.decidedById} AND s."tenantId" = ${state.ref.tenantId} AND s."deactivatedAt" IS NULL`;
@@ -96,6 +98,7 @@ function effectChecksSql(state: RunState, call: RunnableCall, sideEffect: boolea
     sql`EXISTS (SELECT 1 ${approver}) AS "approverActive"`,
     sql`(SELECT s."authorityLimitCents" ${approver}) AS "approverLimitCents"`,
     ...(sideEffect ? [recordedOutcomeSql(state.ref.tenantId, call.idempotencyKey ?? call.id)] : []),
+    ...(effectRead ? [sql`${effectRead} AS "effectRead"`] : []),
   ]);
 }
 
@@ -239,6 +242,7 @@ export async function executeCall(
               store: db,
               afterCommit: (w) => afterCommit.push(w),
               ...(tool.sideEffect ? { recordedOutcome: checks.recordedOutcome ?? null } : {}),
+              ...(tool.effectRead ? { effectRead: checks.effectRead ?? null } : {}),
             }),
             timeoutMs,
             call.name,
@@ -261,7 +265,9 @@ export async function executeCall(
           try {
             finished = await opts.commitWith(tx, outcome, Math.round(elapsed()));
           } catch (err) {
-            stepError = { err }; // the step's own failure (a lost lease, the database): not the tool's
+            // The step's own failure (a lost lease, the database): not the tool's — unless it is a write the tool
+            // left to go with the step (its effect's records, lib/store/effects): then the tool failed.
+            if ((err as Error)?.name !== "DeferredWriteError") stepError = { err };
             throw err;
           }
           return outcome;
@@ -273,7 +279,12 @@ export async function executeCall(
         await s.runThenCommit(tx); // the transaction's last statement: its COMMIT goes with it
         return outcome;
       },
-      effectChecksSql(state, call, !!tool.sideEffect),
+      effectChecksSql(
+        state,
+        call,
+        !!tool.sideEffect,
+        tool.sideEffect && tool.effectRead ? tool.effectRead(input, { tenantId: ref.tenantId }) : null,
+      ),
     );
     // What the tool queued for after its commit (a mail): a failure there never undoes the call.
     for (const work of afterCommit) await work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));

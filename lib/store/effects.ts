@@ -1,7 +1,7 @@
 // The effect ledger and the payment/fulfilment provider's idempotency record: one row each per side effect,
 // written in the transaction that performs the effect (lib/commerce/provider), so a crash leaves all or none.
 import { sql, type Transaction } from "kysely";
-import type { DB } from "@/lib/db/kysely";
+import { type DB, sendWithNext } from "@/lib/db/kysely";
 
 type Tx = Transaction<DB>;
 
@@ -34,11 +34,15 @@ export interface EffectRecord {
   outcome: unknown;
 }
 
-/** Records a performed effect: the provider's idempotency record, the ledger row and its audit record. */
+/**
+ * Records a performed effect: the provider's idempotency record, the ledger row and its audit record. Nothing waits
+ * for their answer, so they go on the wire with the transaction's next statement (`sendWithNext`) — in the runtime,
+ * the one that records the call's outcome and commits: one round trip fewer per effect, and still one commit.
+ */
 export async function recordEffect(tx: Tx, e: EffectRecord): Promise<void> {
   const request = JSON.stringify(e.request ?? {});
   const outcome = JSON.stringify(e.outcome ?? {});
-  await tx
+  const write = tx
     .with("p", (db) =>
       db.insertInto("ProviderRequest").values({
         id: crypto.randomUUID(),
@@ -70,6 +74,6 @@ export async function recordEffect(tx: Tx, e: EffectRecord): Promise<void> {
       action: `effect.${e.operation}`,
       subject: e.idempotencyKey,
       data: JSON.stringify({ request: e.request, outcome: e.outcome }),
-    })
-    .execute();
+    });
+  await sendWithNext(tx, write);
 }

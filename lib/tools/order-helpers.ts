@@ -19,6 +19,31 @@ export interface OrderRow {
   shipments: Array<{ carrier: string; tracking: string; status: string; kind: string; updatedAt: Date }>;
 }
 
+/** An order row as its select answers (shipments as JSON, their timestamps as UTC ISO strings). */
+type OrderRead = Omit<OrderRow, "shipments" | "placedAt"> & {
+  placedAt: Date | string;
+  shipments: Array<Omit<OrderRow["shipments"][number], "updatedAt"> & { updatedAt: string }>;
+};
+
+/** The select of one order by its public number within the tenant, with its shipments (newest first) as JSON. */
+function orderSelect(tenantId: string, orderNumber: string, lock: boolean) {
+  return sql<OrderRead>`
+    SELECT o.id, o."tenantId", o."customerId", o.number, o."totalCents", o."refundedCents", o.status, o.note, o."shippingAddress", o."placedAt",
+      coalesce((SELECT jsonb_agg(jsonb_build_object('carrier', s.carrier, 'tracking', s.tracking, 'status', s.status, 'kind', s.kind,
+          'updatedAt', to_char(s."updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY s."updatedAt" DESC)
+        FROM "Shipment" s WHERE s."orderId" = o.id), '[]'::jsonb) AS shipments
+    FROM "Order" o WHERE o."tenantId" = ${tenantId} AND o.number = ${normaliseOrderNumber(orderNumber)} ${lock ? sql`FOR UPDATE OF o` : sql``}`;
+}
+
+function orderRow(read: OrderRead | null | undefined): OrderRow | null {
+  if (!read) return null;
+  return {
+    ...read,
+    placedAt: new Date(read.placedAt),
+    shipments: read.shipments.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt) })),
+  };
+}
+
 /**
  * Loads an order by its public number within the tenant, with its shipments (newest first); `lock` takes the order's
  * row lock (a side effect reads what it may still do under it). null when there is no such order.
@@ -29,19 +54,24 @@ export async function findOrder(
   orderNumber: string,
   opts: { lock?: boolean } = {},
 ): Promise<OrderRow | null> {
-  // One round trip: the shipments come with the order as JSON (timestamps as UTC ISO strings).
-  const lock = opts.lock ? sql`FOR UPDATE OF o` : sql``;
-  const { rows } = await sql<
-    Omit<OrderRow, "shipments"> & { shipments: Array<Omit<OrderRow["shipments"][number], "updatedAt"> & { updatedAt: string }> }
-  >`
-    SELECT o.id, o."tenantId", o."customerId", o.number, o."totalCents", o."refundedCents", o.status, o.note, o."shippingAddress", o."placedAt",
-      coalesce((SELECT jsonb_agg(jsonb_build_object('carrier', s.carrier, 'tracking', s.tracking, 'status', s.status, 'kind', s.kind,
-          'updatedAt', to_char(s."updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY s."updatedAt" DESC)
-        FROM "Shipment" s WHERE s."orderId" = o.id), '[]'::jsonb) AS shipments
-    FROM "Order" o WHERE o."tenantId" = ${tenantId} AND o.number = ${normaliseOrderNumber(orderNumber)} ${lock}`.execute(db);
-  const order = rows[0];
-  if (!order) return null;
-  return { ...order, shipments: order.shipments.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt) })) };
+  // One round trip: the shipments come with the order as JSON.
+  const { rows } = await orderSelect(tenantId, orderNumber, !!opts.lock).execute(db);
+  return orderRow(rows[0]);
+}
+
+/**
+ * `findOrder` with its row lock as a side effect's `effectRead`: one JSON value (null: no such order), read by the
+ * effect transaction's first statement. `lockedOrderOf` turns its answer into the row.
+ */
+export function lockedOrderRead(tenantId: string, orderNumber: string) {
+  // placedAt as UTC ISO text, like the shipments' timestamps (to_jsonb would write it without its zone).
+  return sql`(SELECT to_jsonb(o) || jsonb_build_object('placedAt', to_char(o."placedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+    FROM (${orderSelect(tenantId, orderNumber, true)}) o)`;
+}
+
+/** The order a side effect's `effectRead` (`lockedOrderRead`) answered; undefined when it was not read. */
+export function lockedOrderOf(effectRead: unknown): OrderRow | null | undefined {
+  return effectRead === undefined ? undefined : orderRow(effectRead as OrderRead | null);
 }
 
 export async function requireOwnedOrder(

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, moneyFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, lockedOrderOf, lockedOrderRead, moneyFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
+import { sendWithNext } from "@/lib/db/kysely";
 
 export const refundOrderInputSchema = z.object({
   order_number: z.string().min(1).max(40).describe("The order to refund, e.g. A-1002"),
@@ -27,17 +28,25 @@ export const refundOrder = defineTool({
       windowDays: ctx.policy.rules.refund.autoPerCustomerWindowDays,
       summary: `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`,
     }),
+  // The order, under its row lock, comes with the effect transaction's first statement (one round trip fewer).
+  effectRead: (input, ctx) => lockedOrderRead(ctx.tenantId, input.order_number),
   async execute(input, ctx) {
     return effectOfCall(ctx, "refund_order", input, async (tx) => {
       // Under the order's row lock: what is still refundable cannot change until this commits.
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, { lock: true });
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, {
+        lock: true,
+        known: lockedOrderOf(ctx.effectRead),
+      });
       const refundable = order.totalCents - order.refundedCents;
       if (input.amount_cents > refundable) {
         throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, {
           refundable_cents: refundable,
         });
       }
-      const refund = await tx
+      // Nothing here waits for the write's answer (the refund's id is ours): it goes on the wire with the statement
+      // that records the outcome and commits (lib/db/kysely `sendWithNext`) — one round trip fewer per refund.
+      const refundId = randomUUID();
+      const write = tx
         .with("o", (db) =>
           db
             .updateTable("Order")
@@ -46,18 +55,17 @@ export const refundOrder = defineTool({
         )
         .insertInto("Refund")
         .values({
-          id: randomUUID(),
+          id: refundId,
           tenantId: ctx.tenantId,
           orderId: order.id,
           amountCents: input.amount_cents,
           reason: input.reason,
           idempotencyKey: ctx.idempotencyKey,
-        })
-        .returning("id")
-        .executeTakeFirstOrThrow();
+        });
+      await sendWithNext(tx, write);
       return {
         status: "refunded",
-        refund_id: refund.id,
+        refund_id: refundId,
         order_number: order.number,
         amount_cents: input.amount_cents,
         amount: formatCents(input.amount_cents),

@@ -1,6 +1,7 @@
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { DB, Store } from "@/lib/db/kysely";
+import type { Sql } from "@/lib/store/statement";
 import type { Policy } from "@/lib/policy/policy";
 import type { VerificationLevel } from "@/lib/identity/levels";
 
@@ -59,6 +60,11 @@ export interface ToolContext {
    * (undefined otherwise: the tool reads for itself).
    */
   gatesRead?: unknown;
+  /**
+   * A side effect with `effectRead`: what that read answered (JSON), taken with its row locks by the effect
+   * transaction's first statement; undefined when not read (the tool reads for itself).
+   */
+  effectRead?: unknown;
   /** Work to do once the tool's transaction has committed (e.g. deliver a mail it queued). */
   afterCommit?: (work: () => Promise<void>) => void;
   /** The store, for that work (the transaction is gone by then). */
@@ -141,6 +147,12 @@ export interface ToolDefinition<I = any> {
    * `ToolContext.gatesRead` and answers from it instead of reading it again; one run later reads for itself.
    */
   factsWithRead?(input: I, ctx: FactsContext): Promise<{ facts: CallFacts; read: unknown }>;
+  /**
+   * A side effect's first read, as an SQL expression of one JSON value (its row locks taken with `FOR UPDATE`): sent
+   * in the effect transaction's first statement, the lease renewal, instead of in a round trip of its own. The tool
+   * gets the answer as `ToolContext.effectRead` (under the same locks as if it had read it itself).
+   */
+  effectRead?(input: I, ctx: { tenantId: string }): Sql;
   execute(input: I, ctx: ToolContext): Promise<Record<string, unknown>>;
 }
 
@@ -159,5 +171,6 @@ export interface EscalationRequest {
 export function defineTool<I>(def: ToolDefinition<I>): ToolDefinition<I> {
   // What the gates read is only as fresh as the gating: a tool that acts must read under its own transaction.
   if (def.factsWithRead && !def.readOnly) throw new Error(`${def.name}: only a read-only tool may answer from its gates' read`);
+  if (def.effectRead && !def.sideEffect) throw new Error(`${def.name}: only a side effect reads in its transaction's first statement`);
   return def;
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness, statementsSentDuring } from "../runtime-harness";
+import { createHarness, type Harness, roundTripsDuring, statementsSentDuring } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
 import { decideHandoff, expireDueApprovals } from "@/lib/runtime/resume";
 import { advanceConversationFrom, advanceRun, claimFor } from "@/lib/runtime/advance";
@@ -210,6 +210,75 @@ describe("resuming for the decider", () => {
     expect(texts.filter((t) => /^select "response" from "ProviderRequest"/i.test(t))).toEqual([]);
     expect(texts.filter((t) => /^UPDATE "Run"[\s\S]*FROM "ProviderRequest"/.test(t))).toHaveLength(1);
     expect(await h.effects()).toHaveLength(1);
+  });
+});
+
+describe("an approved effect's writes", () => {
+  it("the refund, the provider's record and the ledger row go on the wire with the statement that records the outcome, and its COMMIT", async () => {
+    const { out, handoff } = await parkRefund();
+    const claim = claimFor(h.deps);
+    const decided = await decideHandoff(
+      h.db,
+      { tenantId: h.acme.id, staffId: h.staff.raj.id },
+      { handoffId: handoff.id, decision: "approve" },
+      { claimFor: claim },
+    );
+    if (decided.kind !== "approved") throw new Error("expected an approval");
+    const sent = await roundTripsDuring(async () => {
+      const advanced = await advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith });
+      expect(advanced.phase).toBe("COMPLETED");
+    });
+    const tripOf = (re: RegExp) => {
+      const found = sent.filter((s) => re.test(s.text));
+      expect(found, String(re)).toHaveLength(1);
+      return found[0]!.trip;
+    };
+    const refund = tripOf(/insert into "Refund"/i);
+    expect(tripOf(/insert into "ProviderRequest"/i)).toBe(refund);
+    // The step that records the call's outcome (its tool_result), fenced by the lease, and the transaction's COMMIT.
+    const outcome = sent.findIndex((s) => /^WITH lease AS/.test(s.text) && s.trip === refund);
+    expect(outcome).toBeGreaterThan(sent.findIndex((s) => /insert into "ProviderRequest"/i.test(s.text)));
+    expect(sent[outcome + 1]).toEqual({ text: "commit", trip: refund });
+    // The order is read, under its row lock, by the effect's first statement (the lease renewal): no round trip of
+    // its own between that one and the writes.
+    const renewal = sent.find((s) => /^UPDATE "Run"[\s\S]*FROM "ProviderRequest"/.test(s.text))!;
+    expect(renewal.text).toMatch(/FROM "Order" o WHERE [\s\S]*FOR UPDATE OF o/);
+    expect(sent.filter((s) => /FROM "Order" o WHERE/.test(s.text))).toHaveLength(1);
+    expect(refund - renewal.trip).toBe(1);
+    const effects = await h.effects();
+    expect(effects).toHaveLength(1);
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } });
+    const refunds = await h.db.refund.findMany({ where: { orderId: order.id } });
+    expect(refunds.map((r) => r.amountCents)).toEqual([order.refundedCents]);
+    // The refund's id in the tool's result is the row's.
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    expect((call.result as { refund_id?: string }).refund_id).toBe(refunds[0]!.id);
+  });
+
+  it("a write that went with the outcome and failed is the tool's failure: nothing of the effect stands, and the model is told", async () => {
+    const { out, handoff } = await parkRefund();
+    const parked = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } });
+    // A refund already recorded under the call's key (as if written outside the runtime): the deferred insert fails.
+    await h.db.refund.create({
+      data: { tenantId: h.acme.id, orderId: order.id, amountCents: 1, reason: "stray", idempotencyKey: parked.idempotencyKey! },
+    });
+    const claim = claimFor(h.deps);
+    const decided = await decideHandoff(
+      h.db,
+      { tenantId: h.acme.id, staffId: h.staff.raj.id },
+      { handoffId: handoff.id, decision: "approve" },
+      { claimFor: claim },
+    );
+    if (decided.kind !== "approved") throw new Error("expected an approval");
+    const advanced = await advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith });
+    expect(advanced.phase).toBe("COMPLETED");
+    const call = await h.db.toolCall.findUniqueOrThrow({ where: { id: parked.id } });
+    expect(call).toMatchObject({ status: "FAILED", isError: true });
+    expect(call.result).toMatchObject({ error_category: "system", is_retryable: false });
+    expect(await h.effects()).toHaveLength(0);
+    expect(await h.db.providerRequest.count()).toBe(0);
+    expect((await h.db.order.findUniqueOrThrow({ where: { id: order.id } })).refundedCents).toBe(order.refundedCents);
   });
 });
 
