@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, orderFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, lockedOrderOf, lockedOrderRead, orderFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
+import { sendWithNext } from "@/lib/db/kysely";
 
 export const cancelOrderInputSchema = z.object({
   order_number: z.string().min(1).max(40).describe("The order to cancel (only orders still processing)"),
@@ -24,26 +25,35 @@ export const cancelOrder = defineTool({
       summary: `Cancel ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}`,
     };
   },
+  // The order, under its row lock, comes with the effect transaction's first statement; the writes go with the
+  // statement that records the outcome (lib/db/kysely `sendWithNext`): no round trip of their own.
+  effectRead: (input, ctx) => lockedOrderRead(ctx.tenantId, input.order_number),
   async execute(input, ctx) {
     return effectOfCall(ctx, "cancel_order", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, { lock: true });
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, {
+        lock: true,
+        known: lockedOrderOf(ctx.effectRead),
+      });
       if (order.status !== "processing") {
         throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
       }
       const refundCents = order.totalCents - order.refundedCents;
-      await tx.updateTable("Order").set({ status: "cancelled", refundedCents: order.totalCents }).where("id", "=", order.id).execute();
+      await sendWithNext(
+        tx,
+        tx.updateTable("Order").set({ status: "cancelled", refundedCents: order.totalCents }).where("id", "=", order.id),
+      );
       if (refundCents > 0) {
-        await tx
-          .insertInto("Refund")
-          .values({
+        await sendWithNext(
+          tx,
+          tx.insertInto("Refund").values({
             id: randomUUID(),
             tenantId: ctx.tenantId,
             orderId: order.id,
             amountCents: refundCents,
             reason: `cancellation: ${input.reason}`,
             idempotencyKey: ctx.idempotencyKey,
-          })
-          .execute();
+          }),
+        );
       }
       return { status: "cancelled", order_number: order.number, refunded_cents: refundCents, refunded: formatCents(refundCents) };
     });

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, moneyFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, lockedOrderOf, lockedOrderRead, moneyFacts, requireOwnedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
+import { sendWithNext } from "@/lib/db/kysely";
 
 export const createReplacementInputSchema = z.object({
   order_number: z.string().min(1).max(40).describe("The delivered order to replace"),
@@ -27,16 +28,22 @@ export const createReplacement = defineTool({
     });
     return { ...facts, summary: `Replace ${facts.orderNumber}${facts.orderTotalCents ? ` (${formatCents(facts.orderTotalCents)})` : ""}` };
   },
+  // The order, under its row lock, comes with the effect transaction's first statement; the shipment goes with the
+  // statement that records the outcome (lib/db/kysely `sendWithNext`): no round trip of their own.
+  effectRead: (input, ctx) => lockedOrderRead(ctx.tenantId, input.order_number),
   async execute(input, ctx) {
     return effectOfCall(ctx, "create_replacement", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, { lock: true });
+      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, {
+        lock: true,
+        known: lockedOrderOf(ctx.effectRead),
+      });
       if (order.status !== "delivered" && order.status !== "lost") {
         throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
       }
       const tracking = `1ZR${ctx.idempotencyKey.slice(0, 12).toUpperCase()}`;
-      await tx
-        .insertInto("Shipment")
-        .values({
+      await sendWithNext(
+        tx,
+        tx.insertInto("Shipment").values({
           id: randomUUID(),
           orderId: order.id,
           carrier: "UPS",
@@ -44,8 +51,8 @@ export const createReplacement = defineTool({
           status: "label_created",
           kind: "replacement",
           updatedAt: new Date(),
-        })
-        .execute();
+        }),
+      );
       return { status: "replacement_created", order_number: order.number, value: formatCents(order.totalCents), tracking };
     });
   },

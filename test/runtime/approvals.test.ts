@@ -255,6 +255,46 @@ describe("an approved effect's writes", () => {
     expect((call.result as { refund_id?: string }).refund_id).toBe(refunds[0]!.id);
   });
 
+  it("a cancellation and a replacement too: the order read with the renewal, their writes with the outcome and its COMMIT", async () => {
+    /** The round trips of the effect's transaction: the renewal's, then the one carrying `writes`, the outcome and COMMIT. */
+    const expectTwoTrips = (sent: Array<{ text: string; trip: number }>, writes: RegExp[]) => {
+      const renewal = sent.find((s) => /^UPDATE "Run"[\s\S]*FROM "ProviderRequest"/.test(s.text))!;
+      expect(renewal.text).toMatch(/FOR UPDATE OF o/);
+      const last = renewal.trip + 1;
+      for (const w of [...writes, /insert into "ProviderRequest"/i])
+        expect(
+          sent.filter((s) => w.test(s.text)).map((s) => s.trip),
+          String(w),
+        ).toEqual([last]);
+      expect(sent.filter((s) => s.trip === last).at(-1)?.text).toBe("commit");
+      expect(sent.filter((s) => /FOR UPDATE OF o/.test(s.text))).toEqual([renewal]); // the order's locked read: none apart
+    };
+    const sam = { customer: "sam@example.com" };
+    const out = await h.say("Please cancel order A-2001, I ordered the wrong size.", sam);
+    expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+    const claim = claimFor(h.deps);
+    const decided = await decideHandoff(
+      h.db,
+      { tenantId: h.acme.id, staffId: h.staff.rita.id },
+      { handoffId: out.handoffs[0]!.id, decision: "approve" },
+      { claimFor: claim },
+    );
+    if (decided.kind !== "approved") throw new Error("expected an approval");
+    const cancelled = await roundTripsDuring(() =>
+      advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith }),
+    );
+    expectTwoTrips(cancelled, [/^update "Order" set "status"/i, /^insert into "Refund"/i]);
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-2001" } });
+    expect(order).toMatchObject({ status: "cancelled", refundedCents: order.totalCents });
+    expect((await h.db.refund.findMany({ where: { orderId: order.id } })).map((r) => r.amountCents)).toEqual([order.totalCents]);
+
+    const replaced = await roundTripsDuring(() => h.say("Order A-2003 arrived broken, can you send me a replacement for A-2003?", sam));
+    expectTwoTrips(replaced, [/^insert into "Shipment"/i]);
+    const a2003 = await h.db.order.findFirstOrThrow({ where: { number: "A-2003" }, include: { shipments: true } });
+    expect(a2003.shipments.filter((s) => s.kind === "replacement")).toHaveLength(1);
+    expect(await h.effects()).toHaveLength(2);
+  });
+
   it("a write that went with the outcome and failed is the tool's failure: nothing of the effect stands, and the model is told", async () => {
     const { out, handoff } = await parkRefund();
     const parked = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
