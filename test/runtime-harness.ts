@@ -98,10 +98,10 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
   return harness;
 }
 
-/** The text of every statement sent (by any pg client: Prisma's adapter, the SQL store) while `work` runs. */
 /**
- * Like `statementsSentDuring`, with the round trip each statement went in: a statement sent on a pipelined connection
- * while another is still unanswered shares that one's round trip (as the bench counts them).
+ * Every statement sent (by any pg client: Prisma's adapter, the SQL store) while `work` runs, with the round trip it
+ * went in: a statement sent on a pipelined connection while another is still unanswered shares that one's round trip
+ * (as the bench counts them).
  */
 export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Array<{ text: string; trip: number }>> {
   const sent: Array<{ text: string; trip: number }> = [];
@@ -115,6 +115,14 @@ export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Ar
     inFlight.set(this, pending + 1);
     sent.push({ text: typeof q === "string" ? q : (q.text ?? ""), trip: trips });
     const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
+    // Answered through a callback (pg's Pool.query) or a promise (everything else).
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === "function")
+      args[last] = (...answer: unknown[]) => {
+        done();
+        return callback(...answer);
+      };
     const result = (original as (...a: unknown[]) => unknown).apply(this, args);
     if (result instanceof Promise) result.then(done, done);
     return result;
@@ -127,18 +135,7 @@ export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Ar
   return sent;
 }
 
+/** The text of every statement sent while `work` runs. */
 export async function statementsSentDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const texts: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    texts.push(typeof q === "string" ? q : (q.text ?? ""));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return texts;
+  return (await roundTripsDuring(work)).map((s) => s.text);
 }

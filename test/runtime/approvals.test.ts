@@ -23,6 +23,14 @@ async function parkRefund() {
   return { out, handoff: out.handoffs[0]! };
 }
 
+/** A reviewer's approval that resumes the run for the decider (as the console does): the lease it took, and the outcome. */
+async function approveForDecider(handoffId: string, staffId = h.staff.raj.id) {
+  const claim = claimFor(h.deps);
+  const decided = await decideHandoff(h.db, { tenantId: h.acme.id, staffId }, { handoffId, decision: "approve" }, { claimFor: claim });
+  if (decided.kind !== "approved" || !decided.resumedWith) throw new Error("expected the run resumed for the decider");
+  return { claim, decided, resumedWith: decided.resumedWith };
+}
+
 async function refusal(p: Promise<unknown>): Promise<AppError> {
   const err = await p.then(
     () => null,
@@ -181,15 +189,8 @@ describe("parking at an approval", () => {
 describe("resuming for the decider", () => {
   it("the decision hands over what the run goes on from, read behind its COMMIT; the advance reads none of it again, nor the provider's record apart", async () => {
     const { out, handoff } = await parkRefund();
-    const claim = claimFor(h.deps);
-    const decided = await decideHandoff(
-      h.db,
-      { tenantId: h.acme.id, staffId: h.staff.raj.id },
-      { handoffId: handoff.id, decision: "approve" },
-      { claimFor: claim },
-    );
-    if (decided.kind !== "approved" || !decided.resumedWith) throw new Error("expected the run resumed for the decider");
-    const { run, transcript, recordedCalls } = decided.resumedWith;
+    const { claim, decided, resumedWith } = await approveForDecider(handoff.id);
+    const { run, transcript, recordedCalls } = resumedWith;
     expect(run).toMatchObject({ id: out.runId, phase: "RUNNING" });
     const parked = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
     // Read after the COMMIT: the call as the decision left it, and the tool_use message it belongs to, last.
@@ -216,14 +217,7 @@ describe("resuming for the decider", () => {
 describe("an approved effect's writes", () => {
   it("the refund, the provider's record and the ledger row go on the wire with the statement that records the outcome, and its COMMIT", async () => {
     const { out, handoff } = await parkRefund();
-    const claim = claimFor(h.deps);
-    const decided = await decideHandoff(
-      h.db,
-      { tenantId: h.acme.id, staffId: h.staff.raj.id },
-      { handoffId: handoff.id, decision: "approve" },
-      { claimFor: claim },
-    );
-    if (decided.kind !== "approved") throw new Error("expected an approval");
+    const { claim, decided } = await approveForDecider(handoff.id);
     const sent = await roundTripsDuring(async () => {
       const advanced = await advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith });
       expect(advanced.phase).toBe("COMPLETED");
@@ -272,14 +266,7 @@ describe("an approved effect's writes", () => {
     const sam = { customer: "sam@example.com" };
     const out = await h.say("Please cancel order A-2001, I ordered the wrong size.", sam);
     expect(out.phase).toBe("WAITING_FOR_APPROVAL");
-    const claim = claimFor(h.deps);
-    const decided = await decideHandoff(
-      h.db,
-      { tenantId: h.acme.id, staffId: h.staff.rita.id },
-      { handoffId: out.handoffs[0]!.id, decision: "approve" },
-      { claimFor: claim },
-    );
-    if (decided.kind !== "approved") throw new Error("expected an approval");
+    const { claim, decided } = await approveForDecider(out.handoffs[0]!.id, h.staff.rita.id);
     const cancelled = await roundTripsDuring(() =>
       advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith }),
     );
@@ -303,14 +290,7 @@ describe("an approved effect's writes", () => {
     await h.db.refund.create({
       data: { tenantId: h.acme.id, orderId: order.id, amountCents: 1, reason: "stray", idempotencyKey: parked.idempotencyKey! },
     });
-    const claim = claimFor(h.deps);
-    const decided = await decideHandoff(
-      h.db,
-      { tenantId: h.acme.id, staffId: h.staff.raj.id },
-      { handoffId: handoff.id, decision: "approve" },
-      { claimFor: claim },
-    );
-    if (decided.kind !== "approved") throw new Error("expected an approval");
+    const { claim, decided } = await approveForDecider(handoff.id);
     const advanced = await advanceConversationFrom(h.deps, out.runId!, { claimedAs: claim, resumedWith: decided.resumedWith });
     expect(advanced.phase).toBe("COMPLETED");
     const call = await h.db.toolCall.findUniqueOrThrow({ where: { id: parked.id } });
