@@ -9,6 +9,7 @@ import { DEMO_POLICY_RULES } from "@/lib/db/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { buildModelMessages, loadTranscript, transcriptViolations } from "@/lib/store/transcript";
 import pg from "pg";
+import { countStatements } from "@/bench/peers/scenario";
 
 export interface Harness {
   tdb: TestDatabase;
@@ -104,33 +105,13 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
  * (as the bench counts them).
  */
 export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Array<{ text: string; trip: number }>> {
+  const counter = countStatements(pg.Client);
   const sent: Array<{ text: string; trip: number }> = [];
-  const inFlight = new WeakMap<object, number>();
-  let trips = 0;
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client & { pipeline?: boolean }, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    const pending = inFlight.get(this) ?? 0;
-    if (pending === 0 || !this.pipeline) trips += 1;
-    inFlight.set(this, pending + 1);
-    sent.push({ text: typeof q === "string" ? q : (q.text ?? ""), trip: trips });
-    const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
-    // Answered through a callback (pg's Pool.query) or a promise (everything else).
-    const last = args.length - 1;
-    const callback = args[last];
-    if (typeof callback === "function")
-      args[last] = (...answer: unknown[]) => {
-        done();
-        return callback(...answer);
-      };
-    const result = (original as (...a: unknown[]) => unknown).apply(this, args);
-    if (result instanceof Promise) result.then(done, done);
-    return result;
-  } as typeof original;
+  counter.sent = sent;
   try {
     await work();
   } finally {
-    pg.Client.prototype.query = original;
+    counter.restore();
   }
   return sent;
 }

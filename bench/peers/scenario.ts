@@ -136,6 +136,8 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
   count: number;
   roundTrips: number;
   spans: Array<[number, number]> | null;
+  /** when set (an array), every statement's text and the round trip it went in, in the order sent */
+  sent: Array<{ text: string; trip: number }> | null;
   restore(): void;
 } {
   const proto = Client.prototype as { query: (...args: unknown[]) => unknown };
@@ -145,6 +147,7 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
     count: 0,
     roundTrips: 0,
     spans: null as Array<[number, number]> | null,
+    sent: null as Array<{ text: string; trip: number }> | null,
     restore: () => {
       proto.query = original;
     },
@@ -153,6 +156,10 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
     counter.count += 1;
     const pending = inFlight.get(this) ?? 0;
     if (pending === 0 || !(this as { pipeline?: boolean }).pipeline) counter.roundTrips += 1;
+    if (counter.sent) {
+      const q = args[0] as string | { text?: string };
+      counter.sent.push({ text: typeof q === "string" ? q : (q.text ?? ""), trip: counter.roundTrips });
+    }
     inFlight.set(this, pending + 1);
     const spans = counter.spans;
     const started = performance.now();

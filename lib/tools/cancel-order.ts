@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, lockedOrderOf, lockedOrderRead, orderFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, orderFacts, orderEffectRead, requireLockedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 import { sendWithNext } from "@/lib/db/kysely";
 
@@ -27,13 +27,10 @@ export const cancelOrder = defineTool({
   },
   // The order, under its row lock, comes with the effect transaction's first statement; the writes go with the
   // statement that records the outcome (lib/db/kysely `sendWithNext`): no round trip of their own.
-  effectRead: (input, ctx) => lockedOrderRead(ctx.tenantId, input.order_number),
+  effectRead: orderEffectRead,
   async execute(input, ctx) {
     return effectOfCall(ctx, "cancel_order", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, {
-        lock: true,
-        known: lockedOrderOf(ctx.effectRead),
-      });
+      const order = await requireLockedOrder(tx, ctx, input.order_number);
       if (order.status !== "processing") {
         throw new ToolError("business_rule", `${order.number} is ${order.status} and can no longer be cancelled.`, false);
       }

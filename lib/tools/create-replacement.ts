@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, lockedOrderOf, lockedOrderRead, moneyFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, moneyFacts, orderEffectRead, requireLockedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 import { sendWithNext } from "@/lib/db/kysely";
 
@@ -30,13 +30,10 @@ export const createReplacement = defineTool({
   },
   // The order, under its row lock, comes with the effect transaction's first statement; the shipment goes with the
   // statement that records the outcome (lib/db/kysely `sendWithNext`): no round trip of their own.
-  effectRead: (input, ctx) => lockedOrderRead(ctx.tenantId, input.order_number),
+  effectRead: orderEffectRead,
   async execute(input, ctx) {
     return effectOfCall(ctx, "create_replacement", input, async (tx) => {
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, {
-        lock: true,
-        known: lockedOrderOf(ctx.effectRead),
-      });
+      const order = await requireLockedOrder(tx, ctx, input.order_number);
       if (order.status !== "delivered" && order.status !== "lost") {
         throw new ToolError("business_rule", `${order.number} is ${order.status}; only delivered or lost orders can be replaced.`, false);
       }

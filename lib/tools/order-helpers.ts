@@ -74,6 +74,19 @@ export function lockedOrderOf(effectRead: unknown): OrderRow | null | undefined 
   return effectRead === undefined ? undefined : orderRow(effectRead as OrderRead | null);
 }
 
+/** `effectRead` of a side effect on one of the customer's orders: the order, under its row lock (`lockedOrderRead`). */
+export function orderEffectRead<I extends { order_number: string }>(input: I, ctx: { tenantId: string }) {
+  return lockedOrderRead(ctx.tenantId, input.order_number);
+}
+
+/**
+ * Inside such an effect: the verified customer's order under its row lock — as `orderEffectRead` read it with the
+ * transaction's first statement, or read here when it was not.
+ */
+export function requireLockedOrder(tx: ToolDb, ctx: ToolContext, orderNumber: string): Promise<OrderRow> {
+  return requireOwnedOrder(tx, ctx.tenantId, orderNumber, ctx.verifiedCustomerId, { lock: true, known: lockedOrderOf(ctx.effectRead) });
+}
+
 export async function requireOwnedOrder(
   db: ToolDb,
   tenantId: string,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, lockedOrderOf, lockedOrderRead, moneyFacts, requireOwnedOrder } from "./order-helpers";
+import { effectOfCall, moneyFacts, orderEffectRead, requireLockedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 import { sendWithNext } from "@/lib/db/kysely";
 
@@ -29,14 +29,11 @@ export const refundOrder = defineTool({
       summary: `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`,
     }),
   // The order, under its row lock, comes with the effect transaction's first statement (one round trip fewer).
-  effectRead: (input, ctx) => lockedOrderRead(ctx.tenantId, input.order_number),
+  effectRead: orderEffectRead,
   async execute(input, ctx) {
     return effectOfCall(ctx, "refund_order", input, async (tx) => {
       // Under the order's row lock: what is still refundable cannot change until this commits.
-      const order = await requireOwnedOrder(tx, ctx.tenantId, input.order_number, ctx.verifiedCustomerId, {
-        lock: true,
-        known: lockedOrderOf(ctx.effectRead),
-      });
+      const order = await requireLockedOrder(tx, ctx, input.order_number);
       const refundable = order.totalCents - order.refundedCents;
       if (input.amount_cents > refundable) {
         throw new ToolError("business_rule", `Only ${formatCents(refundable)} of ${order.number} is still refundable.`, false, {

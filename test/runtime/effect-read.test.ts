@@ -1,7 +1,7 @@
 // A side effect's first read goes with its transaction's first statement (ToolDefinition `effectRead`): refund_order
 // reads the order, under its row lock, in the lease renewal — the same row `findOrder` reads, the same lock.
 import { sql } from "kysely";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { storeOf } from "@/lib/db/kysely";
 import { findOrder, lockedOrderOf, lockedOrderRead } from "@/lib/tools/order-helpers";
 import { refundOrder } from "@/lib/tools/refund-order";
@@ -24,6 +24,13 @@ const tryLock = (number: string) =>
 
 describe("a side effect's read in its first statement", () => {
   it("answers the row findOrder reads (dates and shipments too) and holds its row lock until the transaction ends", async () => {
+    // In a zone that is not UTC: a timestamp read without its zone would come back shifted (this machine runs in UTC).
+    const zone = process.env.TZ;
+    process.env.TZ = "America/New_York";
+    onTestFinished(() => {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    });
     const store = storeOf(h.db);
     const expected = await findOrder(store, h.acme.id, "A-1002");
     expect(expected?.shipments.length).toBeGreaterThan(0);
