@@ -17,7 +17,14 @@
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { countStatements, coveredOutside, REFUND_INPUT, REFUND_REQUEST_TEXT } from "../bench/peers/scenario";
+import {
+  countStatements,
+  coveredOutside,
+  REFUND_INPUT,
+  REFUND_REQUEST_TEXT,
+  roundTripTimes,
+  type SentStatement,
+} from "../bench/peers/scenario";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -170,6 +177,16 @@ function databaseWaitMs(from: number, to: number, excluded = [...modelSpans, ...
   metrics.toolSpans.length = 0;
   return waited;
 }
+/** One round trip as `roundTripTimes` gives it, with whether it overlapped a model request (not waited for whole). */
+type Trip = { statements: string[]; ms: number; overlapsModel: boolean };
+const tripsOf = (sent: SentStatement[], until: number, modelCalls: Array<[number, number]>): Trip[] =>
+  roundTripTimes(sent, until).map((t) => ({
+    statements: t.statements,
+    ms: t.ms,
+    overlapsModel: modelCalls.some(([a, b]) => a < t.to && b > t.from),
+  }));
+/** The round trips of each measured customer message around turn 10 (where the time of a message goes). */
+const messageTrips: Trip[][] = [];
 const perTurn: Array<{
   turn: number;
   harnessMs: number;
@@ -190,9 +207,13 @@ for (let round = 0; round < ROUNDS; round++) {
     databaseWaitMs(0, 0); // forget what came before
     // The harness's work for one customer message: intake, then every step until the run ends.
     const s0 = statements.count;
+    const sent: SentStatement[] = [];
+    statements.sent = sent;
     const t0 = performance.now();
     const runId = await exchange(conversationId, i);
     const t1 = performance.now();
+    statements.sent = null;
+    if (turn < 20) messageTrips.push(tripsOf(sent, t1, modelSpans));
     const wall = t1 - t0;
     const databaseMs = databaseWaitMs(t0, t1);
     const messageStatements = statements.count - s0;
@@ -221,6 +242,7 @@ async function parkSamples(kind: "direct" | "specialist", samples: number) {
   const counts: number[] = [];
   const trips: number[] = [];
   const waits: number[] = [];
+  const tripsPerSample: Trip[][] = [];
   for (let i = 0; i < samples; i++) {
     if (kind === "direct") {
       script.push({ reply: { content: [{ type: "tool_use", name: "refund_order", input: REFUND_INPUT }], stop_reason: "tool_use" } });
@@ -240,6 +262,8 @@ async function parkSamples(kind: "direct" | "specialist", samples: number) {
     };
     lastRequestStartedAt = 0;
     databaseWaitMs(0, 0);
+    const sent: SentStatement[] = [];
+    statements.sent = sent;
     const t0 = performance.now();
     const { outcome } = await resumeRun(
       deps,
@@ -247,15 +271,17 @@ async function parkSamples(kind: "direct" | "specialist", samples: number) {
       { handoffId: handoff.id, decision: "approve", reason: "bench" },
     );
     onRequest = null;
+    statements.sent = null;
     if (outcome.kind !== "approved" || !lastRequestStartedAt)
       throw new Error(`the ${kind} approval did not resume the run (${outcome.kind})`);
     latencies.push(lastRequestStartedAt - t0);
     counts.push(atRequest);
     trips.push(tripsAtRequest);
+    tripsPerSample.push(tripsOf(sent, lastRequestStartedAt, []));
     waits.push(databaseWaitMs(t0, lastRequestStartedAt, [])); // the refund's body is part of this measure
     await db.order.updateMany({ where: { number: "A-1002" }, data: { refundedCents: 0 } });
   }
-  return { latencies, statements: counts, roundTrips: trips, databaseMs: waits };
+  return { latencies, statements: counts, roundTrips: trips, databaseMs: waits, trips: tripsPerSample };
 }
 const coldDirect = await parkSamples("direct", PARK_WARMUP);
 const coldSpecialist = await parkSamples("specialist", PARK_WARMUP);
@@ -357,6 +383,39 @@ console.log(
   `Targets (issue 8): harness median ≤ 2 ms at turns 10 and 200 — ${late.median <= 2 && early.median <= 2 ? "met" : "NOT met"}; ` +
     `approve → next request median ≤ 5 ms — ${parkMedian <= 5 ? "met" : "NOT met"}`,
 );
+
+/**
+ * Where the time goes, round trip by round trip: the median of each (by its position, over the samples that made the
+ * same number of them), the statements it carried, and whether it overlapped a model request.
+ */
+function printTrips(title: string, samples: Trip[][], total: number) {
+  const counts = new Map<number, number>();
+  for (const t of samples) counts.set(t.length, (counts.get(t.length) ?? 0) + 1);
+  const usual = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const alike = samples.filter((t) => t.length === usual);
+  if (!alike.length || usual === undefined) return;
+  console.log(`
+${title} — median ${total.toFixed(2)} ms; its round trips (median of ${alike.length} alike samples of ${samples.length}):`);
+  // A statement in a few words: BEGIN/COMMIT, or the tables it writes and the others it reads.
+  const brief = (sql: string) => {
+    const text = sql.trim();
+    if (/^(begin|commit|rollback)\b/i.test(text)) return text.toUpperCase();
+    const tables = (re: RegExp) => [...new Set([...text.matchAll(re)].map((m) => m[1]!))];
+    const written = tables(/(?:insert\s+into|update)\s+"(\w+)"/gi);
+    const read = tables(/(?:from|join)\s+"(\w+)"/gi).filter((t) => !written.includes(t));
+    return [written.length ? `writes ${written.join(", ")}` : "", read.length ? `reads ${read.join(", ")}` : ""].filter(Boolean).join("; ");
+  };
+  for (let k = 0; k < usual; k++) {
+    const first = alike[0]![k]!;
+    const ms = median(alike.map((t) => t[k]!.ms));
+    const overlaps = alike.filter((t) => t[k]!.overlapsModel).length > alike.length / 2;
+    console.log(
+      `  ${String(k + 1).padStart(2)}  ${ms.toFixed(2).padStart(6)} ms${overlaps ? " (overlaps a model request)" : ""}  ${first.statements.map(brief).join(" · ")}`,
+    );
+  }
+}
+printTrips("A customer message around turn 10 (two model turns: its harness time is twice a turn's)", messageTrips, early.median * 2);
+printTrips("Approve → next model request, direct", parkDirect.trips, median(parkDirect.latencies));
 
 // A long conversation: LONG_MESSAGES messages (each customer message answered with one reply), under the context
 // budget (SUPPORT_CONTEXT_BUDGET_TOKENS). What each request carried and cost is read from its ModelCall row; the

@@ -9,6 +9,7 @@ import {
   LOOKUP_ORDER_SQL,
   preparePeerShop,
   REFUND_SQL,
+  roundTripTimes,
   writeMark,
   writtenSince,
 } from "@/bench/peers/scenario";
@@ -114,6 +115,34 @@ describe("bench:peers measurements", () => {
       ),
     ).toBe(10);
     expect(coveredOutside([[0, 10]], [[0, 10]], 0, 10)).toBe(0);
+  });
+
+  it("times each round trip from its first statement's sending to its last answer", async () => {
+    const counter = countStatements(pg.Client);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      counter.sent = [];
+      const t0 = performance.now();
+      await client.query("SELECT pg_sleep(0.05)");
+      // pg's pipeline mode: the second goes out while the first is unanswered, in its round trip.
+      (client as unknown as { pipeline: boolean }).pipeline = true;
+      await Promise.all([client.query("SELECT pg_sleep(0.03)"), client.query("SELECT 2")]);
+      const t1 = performance.now();
+      await client.query("SELECT 3");
+      const trips = roundTripTimes(counter.sent, t1);
+      expect(trips.map((t) => t.statements)).toEqual([["SELECT pg_sleep(0.05)"], ["SELECT pg_sleep(0.03)", "SELECT 2"]]);
+      expect(trips[0]!.from).toBeGreaterThanOrEqual(t0);
+      expect(trips[0]!.ms).toBeGreaterThanOrEqual(49);
+      // The second trip lasts until its last answer, which came after the sleep.
+      expect(trips[1]!.ms).toBeGreaterThanOrEqual(29);
+      expect(trips[1]!.to).toBe(Math.max(...counter.sent.slice(1, 3).map((s) => s.answeredAt)));
+      expect(trips[1]!.to).toBeLessThanOrEqual(t1);
+      expect(roundTripTimes(counter.sent)).toHaveLength(3); // without a limit, the one sent after t1 too
+    } finally {
+      counter.restore();
+      await client.end();
+    }
   });
 
   // Transaction ids are the cluster's: other test files write to their own databases on the same server at the same

@@ -9,7 +9,7 @@ import { DEMO_POLICY_RULES } from "@/lib/db/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { buildModelMessages, loadTranscript, transcriptViolations } from "@/lib/store/transcript";
 import pg from "pg";
-import { countStatements } from "@/bench/peers/scenario";
+import { countStatements, type SentStatement } from "@/bench/peers/scenario";
 
 export interface Harness {
   tdb: TestDatabase;
@@ -106,14 +106,14 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
  */
 export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Array<{ text: string; trip: number }>> {
   const counter = countStatements(pg.Client);
-  const sent: Array<{ text: string; trip: number }> = [];
+  const sent: SentStatement[] = [];
   counter.sent = sent;
   try {
     await work();
   } finally {
     counter.restore();
   }
-  return sent;
+  return sent.map(({ text, trip }) => ({ text, trip }));
 }
 
 /** The text of every statement sent while `work` runs. */

@@ -136,8 +136,8 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
   count: number;
   roundTrips: number;
   spans: Array<[number, number]> | null;
-  /** when set (an array), every statement's text and the round trip it went in, in the order sent */
-  sent: Array<{ text: string; trip: number }> | null;
+  /** when set (an array), every statement's text, the round trip it went in and when it was sent and answered */
+  sent: SentStatement[] | null;
   restore(): void;
 } {
   const proto = Client.prototype as { query: (...args: unknown[]) => unknown };
@@ -147,7 +147,7 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
     count: 0,
     roundTrips: 0,
     spans: null as Array<[number, number]> | null,
-    sent: null as Array<{ text: string; trip: number }> | null,
+    sent: null as SentStatement[] | null,
     restore: () => {
       proto.query = original;
     },
@@ -156,16 +156,20 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
     counter.count += 1;
     const pending = inFlight.get(this) ?? 0;
     if (pending === 0 || !(this as { pipeline?: boolean }).pipeline) counter.roundTrips += 1;
+    const started = performance.now();
+    let entry: SentStatement | null = null;
     if (counter.sent) {
       const q = args[0] as string | { text?: string };
-      counter.sent.push({ text: typeof q === "string" ? q : (q.text ?? ""), trip: counter.roundTrips });
+      entry = { text: typeof q === "string" ? q : (q.text ?? ""), trip: counter.roundTrips, sentAt: started, answeredAt: Number.NaN };
+      counter.sent.push(entry);
     }
     inFlight.set(this, pending + 1);
     const spans = counter.spans;
-    const started = performance.now();
     const note = () => {
       inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
-      if (spans) spans.push([started, performance.now()]);
+      const answered = performance.now();
+      if (spans) spans.push([started, answered]);
+      if (entry) entry.answeredAt = answered;
     };
     // Answered through a callback (pg's Pool.query) or a promise (everything else).
     const last = args.length - 1;
@@ -180,6 +184,34 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
     return result;
   };
   return counter;
+}
+
+/** A statement as `countStatements` logs it: its text, its round trip, when it was sent and answered (performance.now()). */
+export interface SentStatement {
+  text: string;
+  trip: number;
+  sentAt: number;
+  /** NaN until answered */
+  answeredAt: number;
+}
+
+/**
+ * The round trips of `sent` that went out before `until`, in order: each from its first statement's sending to the
+ * last answer of its statements (statements that travelled together are one round trip; trips on two connections
+ * may overlap in time).
+ */
+export function roundTripTimes(sent: SentStatement[], until = Number.POSITIVE_INFINITY) {
+  const trips = new Map<number, { statements: string[]; from: number; to: number }>();
+  for (const s of sent) {
+    if (s.sentAt > until) continue;
+    const trip = trips.get(s.trip);
+    if (!trip) trips.set(s.trip, { statements: [s.text], from: s.sentAt, to: s.answeredAt });
+    else {
+      trip.statements.push(s.text);
+      trip.to = Math.max(trip.to, s.answeredAt);
+    }
+  }
+  return [...trips.values()].map((t) => ({ ...t, ms: t.to - t.from }));
 }
 
 /** `spans` as disjoint intervals within [from, to], in order. */
