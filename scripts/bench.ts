@@ -394,8 +394,9 @@ function printTrips(title: string, samples: Trip[][], total: number) {
   const usual = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
   const alike = samples.filter((t) => t.length === usual);
   if (!alike.length || usual === undefined) return;
-  console.log(`
-${title} — median ${total.toFixed(2)} ms; its round trips (median of ${alike.length} alike samples of ${samples.length}):`);
+  console.log(
+    `\n${title} — median ${total.toFixed(2)} ms; its round trips (median of ${alike.length} alike samples of ${samples.length}):`,
+  );
   // A statement in a few words: BEGIN/COMMIT, or the tables it writes and the others it reads.
   const brief = (sql: string) => {
     const text = sql.trim();
