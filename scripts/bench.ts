@@ -25,6 +25,7 @@ import {
   roundTripTimes,
   type SentStatement,
 } from "../bench/peers/scenario";
+import { describeMachineSpeed, machineSpeed } from "./machine-speed";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -50,6 +51,8 @@ const PARK_SAMPLES = Number(process.env.BENCH_PARK_SAMPLES ?? 30);
 // has paid that. The first approvals are printed too (cold).
 const PARK_WARMUP = Number(process.env.BENCH_PARK_WARMUP ?? 30);
 
+// How fast the machine is before the run (and after it, below): the figures of different hours compare through it.
+const speedBefore = machineSpeed();
 await resetDatabase();
 const { url } = await prepareDatabase();
 const db = createPrisma(url, { max: 4 });
@@ -308,6 +311,7 @@ const roundTrips = await timedStatements(probe, "SELECT 1", 500);
 const commits = await timedStatements(probe, "INSERT INTO bench_commit_probe DEFAULT VALUES", 500);
 await probe.query("DROP TABLE bench_commit_probe");
 await probe.end();
+const speedAfter = machineSpeed();
 
 const windowOf = (lo: number, hi: number) => perTurn.filter((p) => p.turn >= lo && p.turn <= hi);
 const rowsFor = (label: string, xs: typeof perTurn) => {
@@ -376,6 +380,9 @@ console.log(`| bytes written per turn, around turn 10    | ${f(early.bytes)} |  
 console.log(`| bytes written per turn, around turn 200   | ${f(late.bytes)} |          | ∝ what it added   |`);
 console.log(`| this server: a round trip (SELECT 1), ms  | ${f(median(roundTrips))} | ${f(pct(roundTrips, 95))} |                   |`);
 console.log(`| this server: a commit (1-row INSERT), ms  | ${f(median(commits))} | ${f(pct(commits, 95))} |                   |`);
+console.log(
+  `\nThis machine, a fixed piece of CPU work (scripts/machine-speed.ts; lower is faster): ${describeMachineSpeed(speedBefore)} before the run, ${describeMachineSpeed(speedAfter)} after it`,
+);
 const growth = late.median / early.median;
 console.log(`\nGrowth of median harness time from turn 10 to turn 200: ×${growth.toFixed(2)}`);
 const parkMedian = median(parkDirect.latencies);

@@ -29,6 +29,7 @@ import { DEMO_PASSWORD } from "@/lib/db/seed";
 import { policySettings, publishPolicy } from "@/lib/settings/policy";
 import { env } from "@/lib/env";
 import { signCustomerIdentity } from "@/lib/widget/identity";
+import { describeMachineSpeed, machineSpeed } from "../machine-speed";
 import { exactFigures } from "./checks";
 import { Cluster, waitHealthy } from "./cluster";
 import { type CpuSplit, postmasterOf, startCpuMeter } from "./cpu";
@@ -189,6 +190,9 @@ async function main() {
   let accepted = 0;
   let opened = 0;
   const loadAvgBefore = os.loadavg()[0]!;
+  // How fast the machine is, with the cluster up and idle (and again at the end): runs of different hours compare
+  // through it.
+  const speedBefore = machineSpeed();
   const openStart = Date.now();
   await Promise.all(
     visitors.map(async (v) => {
@@ -372,6 +376,7 @@ async function main() {
     planNodes: string[];
   };
 
+  const speedAfter = machineSpeed();
   // ---- The report. ----
   const line = (label: string, value: string) => console.log(`  ${label.padEnd(44)} ${value}`);
   const f1 = (x: number) => x.toFixed(1);
@@ -381,6 +386,9 @@ async function main() {
   );
   console.log(
     `  machine: ${cores} cores; load average ${loadAvgBefore.toFixed(2)} before, ${loadAvgDuring.toFixed(2)} at the end of phase 1 (1-min)`,
+  );
+  console.log(
+    `  machine speed: a fixed piece of CPU work (scripts/machine-speed.ts; lower is faster) took ${describeMachineSpeed(speedBefore)} before the chat, ${describeMachineSpeed(speedAfter)} at the end`,
   );
   console.log(
     `  server: 2 × next start (${PORTS.slice(0, 2).join(", ")}), 2 × npm run worker, ${config.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; offline model ${MODEL === "server" ? "in a process of its own (HTTP, as Claude)" : "inside each server process"}`,
