@@ -8,6 +8,7 @@
  *     process, after BENCH_PARK_WARMUP approvals of each kind, whose figures are printed too (cold);
  *   - each of those split into the time spent waiting for PostgreSQL (its statements' round trips, outside model
  *     calls and tool bodies) and the process's own work, and this server's floor: a round trip and a one-row commit;
+ *   - how fast the machine was before and after the run (./machine-speed.ts: a fixed piece of CPU work);
  *   - statements (round trips to PostgreSQL, BEGIN and COMMIT included) per customer message and per model turn;
  *   - rows and bytes written per turn (proportional to what the turn added, not to the conversation).
  * The model is the offline model, served by a process of its own (scripts/offline-model-server.ts) and called
