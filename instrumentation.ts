@@ -20,7 +20,7 @@ export async function register() {
   }
   const { startTracing } = await import("@/lib/telemetry/sdk");
   startTracing();
-  const { prepareDatabase, prepareDatabaseWhenReachable } = await import("@/lib/db/prepare");
+  const { prepareDatabase, prepareDatabaseWhenReachable } = await import("@/lib/setup/prepare");
   const { noteDatabaseFailure } = await import("@/lib/db/outage");
   const readyNow = await prepareDatabase().then(
     () => true,

@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from "node:crypto";
 import bcrypt from "bcryptjs";
 import pg from "pg";
-import { DEMO_POLICY_RULES } from "../lib/db/seed";
+import { DEMO_POLICY_RULES } from "../lib/setup/seed";
 import { ensureDatabaseUrl, stopEmbeddedIfOwner } from "../lib/db/server";
 import { agentCli, expect, HandoffPage, PASSWORD, test } from "./fixtures/console";
 

@@ -1,9 +1,9 @@
 import path from "node:path";
 import { addDays, dayIn } from "../lib/console/dates";
-import { HISTORY_DAYS } from "../lib/db/seed-history";
+import { HISTORY_DAYS } from "../lib/setup/seed-history";
 import { expect, RunsPage, signedInAs, test } from "./fixtures/console";
 
-// A supervisor reads the metrics of the seeded history (lib/db/seed-history), in their own time zone; every number
+// A supervisor reads the metrics of the seeded history (lib/setup/seed-history), in their own time zone; every number
 // opens the runs behind it, and the runs list says the same number. A dead letter of that history is retried from
 // its run page and completes; a second, late retry is refused plainly; a reviewer sees no metrics.
 

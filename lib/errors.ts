@@ -41,3 +41,27 @@ export function toPublicError(err: unknown): { code: AppErrorCode; message: stri
   if (err instanceof AppError) return err.toJSON();
   return { code: "INTERNAL", message: "Something went wrong on our side. Nothing was changed by this request." };
 }
+
+const STATUS: Partial<Record<AppErrorCode, number>> = {
+  INVALID_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ALREADY_DECIDED: 409,
+  STALE_VERSION: 409,
+  CLAIMED_BY_OTHER: 409,
+  CONVERSATION_OWNED: 409,
+  SAME_APPROVER: 409,
+  CONFLICT: 409,
+  EXPIRED: 410,
+  OVER_AUTHORITY: 403,
+  GATE_DENIED: 422,
+  RATE_LIMITED: 429,
+  TOO_LARGE: 413,
+  INTERNAL: 500,
+};
+
+/** The HTTP status an error code is answered with: by the console's routes and actions, and by the JSON API. */
+export function httpStatusFor(code: AppErrorCode): number {
+  return STATUS[code] ?? 400;
+}

@@ -18,7 +18,7 @@
 import { AppError, toPublicError } from "@/lib/errors";
 import { createRuntime } from "@/lib/runtime/create-runtime";
 import { dispatchCli, FailedCheck, parseCli } from "@/lib/operator/cli";
-import { prepareDatabase } from "@/lib/db/prepare";
+import { prepareDatabase } from "@/lib/setup/prepare";
 import { disconnectPrisma } from "@/lib/db/client";
 import { stopEmbeddedIfOwner } from "@/lib/db/server";
 import { sendLogsTo } from "@/lib/log";

@@ -19,9 +19,9 @@ process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_METRICS_DB || "support_b
 process.env.SUPPORT_SKIP_SEED = "1";
 
 const { resetDatabase } = await import("@/lib/db/reset");
-const { prepareDatabase } = await import("@/lib/db/prepare");
+const { prepareDatabase } = await import("@/lib/setup/prepare");
 const { createPrisma } = await import("@/lib/db/client");
-const { seedDemo } = await import("@/lib/db/seed");
+const { seedDemo } = await import("@/lib/setup/seed");
 const { stopEmbeddedIfOwner } = await import("@/lib/db/server");
 const { METRICS_QUERIES, resolvePeriod, shopMetrics } = await import("@/lib/console/metrics");
 const { Prisma } = await import("@/lib/db/prisma-types");
@@ -268,7 +268,7 @@ for (const days of ["30", "90"] as const) {
 // 90 days (the most) judged again under a draft that lowers the automatic refund limit — the read (one query) and the
 // judging (in memory) timed apart, then the whole action as the settings page runs it.
 const { whatIf, callsToJudge, compareWithDraft, WHAT_IF_MAX_CALLS } = await import("@/lib/settings/what-if");
-const { DEMO_POLICY_RULES } = await import("@/lib/db/seed");
+const { DEMO_POLICY_RULES } = await import("@/lib/setup/seed");
 const admin = await db.staffUser.findFirstOrThrow({ where: { tenantId: acme.id, role: "admin" } });
 const { policyRulesSchema } = await import("@/lib/policy/policy");
 const current = policyRulesSchema.parse(DEMO_POLICY_RULES);

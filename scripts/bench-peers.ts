@@ -50,7 +50,7 @@ if (!existsSync(path.join(PEERS_DIR, "node_modules")))
   throw new Error("bench/peers is not installed: run `npm ci --prefix bench/peers` (npm run bench:peers does it on first use)");
 
 const { resetDatabase } = await import("@/lib/db/reset");
-const { prepareDatabase } = await import("@/lib/db/prepare");
+const { prepareDatabase } = await import("@/lib/setup/prepare");
 const { stopEmbeddedIfOwner } = await import("@/lib/db/server");
 
 await resetDatabase();
@@ -81,7 +81,7 @@ async function freshDatabase(name: string) {
 // ---------------------------------------------------------------------------------------------------------------
 async function productUnderTest(databaseUrl: string) {
   const { createPrisma } = await import("@/lib/db/client");
-  const { seedDemo } = await import("@/lib/db/seed");
+  const { seedDemo } = await import("@/lib/setup/seed");
   const { createModelClient } = await import("@/lib/model/client");
   const { createOfflineFetch, OfflineScript } = await import("@/lib/model/offline");
   const { say } = await import("@/lib/operator/commands");

@@ -31,9 +31,9 @@ process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
 const { resetDatabase } = await import("@/lib/db/reset");
-const { prepareDatabase } = await import("@/lib/db/prepare");
+const { prepareDatabase } = await import("@/lib/setup/prepare");
 const { createPrisma } = await import("@/lib/db/client");
-const { seedDemo } = await import("@/lib/db/seed");
+const { seedDemo } = await import("@/lib/setup/seed");
 const { stopEmbeddedIfOwner } = await import("@/lib/db/server");
 const { createModelClient } = await import("@/lib/model/client");
 const { OfflineScript } = await import("@/lib/model/offline");

@@ -2,7 +2,7 @@
 // JSON summary. Exits explicitly: the WASM engine leaves a timer armed.
 import { createPrisma } from "@/lib/db/client";
 import { applyMigrations } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/setup/seed";
 import { ensureDatabaseUrl, stopEmbeddedIfOwner } from "@/lib/db/server";
 
 async function main(): Promise<void> {

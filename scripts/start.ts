@@ -12,7 +12,7 @@
  */
 import { spawn } from "node:child_process";
 import { buildIfStale, nextAuthSecret, nextStartArgs } from "./app-build";
-import { prepareDatabase } from "@/lib/db/prepare";
+import { prepareDatabase } from "@/lib/setup/prepare";
 import { resetDatabase } from "@/lib/db/reset";
 import { isEmbeddedUnavailable, stopEmbeddedIfOwner, projectRoot } from "@/lib/db/server";
 import { env } from "@/lib/env";

@@ -1,5 +1,5 @@
 /** `npm run worker`: a separate worker process (any number may run beside the web servers). */
-import { prepareDatabase, prepareDatabaseWhenReachable } from "@/lib/db/prepare";
+import { prepareDatabase, prepareDatabaseWhenReachable } from "@/lib/setup/prepare";
 import { createRuntime } from "@/lib/runtime/create-runtime";
 import { runWorker, runWorkerOnce } from "@/lib/runtime/worker";
 import { disconnectPrisma } from "@/lib/db/client";

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import bcrypt from "bcryptjs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DEMO_PASSWORD, DEMO_POLICY_RULES, seedDemo } from "@/lib/db/seed";
+import { DEMO_PASSWORD, DEMO_POLICY_RULES, seedDemo } from "@/lib/setup/seed";
 import { readEmbeddedRecord } from "@/lib/db/server";
 import { createTestDatabase, type TestDatabase } from "./db";
 

@@ -6,7 +6,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createPrisma } from "@/lib/db/client";
 import { applyMigrations } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/setup/seed";
 import { ensureDatabaseUrl, isEmbeddedUnavailable, stopEmbeddedIfOwner } from "@/lib/db/server";
 import { databaseUrl, dropDatabasesWithPrefix, quoteIdent } from "./db-admin";
 

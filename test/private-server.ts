@@ -6,7 +6,7 @@ import path from "node:path";
 import pg from "pg";
 import { createPrisma, type PrismaClient } from "@/lib/db/client";
 import { applyMigrations } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/setup/seed";
 import { type EmbeddedServerHandle, startEmbeddedServer, withEmbeddedLock } from "@/lib/db/server";
 import { allProcesses } from "@/scripts/proc";
 

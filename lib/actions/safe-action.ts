@@ -6,7 +6,7 @@ import { getPrisma } from "@/lib/db/client";
 import { getSessionClaims } from "@/lib/auth/session";
 import { requestIdFrom, withLogContext } from "@/lib/log";
 import { createOperationFactory, type OperationContext, type OperationSpec } from "./core";
-import { httpStatusFor } from "./result";
+import { httpStatusFor } from "@/lib/errors";
 import { AppError } from "@/lib/errors";
 import { readJsonText } from "@/lib/http-body";
 import { assertStorable } from "@/lib/storable-text";

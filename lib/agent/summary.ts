@@ -4,7 +4,6 @@
 // size is bounded however long the conversation grows. Customer words stay customer words: they travel framed as
 // data (./framing), the records as a support note.
 import type Anthropic from "@anthropic-ai/sdk";
-import { getTool } from "@/lib/tools/registry";
 import { customerText, harnessNote, readFramed } from "./framing";
 
 type Block = Anthropic.ContentBlockParam;
@@ -40,8 +39,15 @@ function actionLine(use: Anthropic.ToolUseBlockParam, result: Anthropic.ToolResu
   return `${use.name} ${input} → ${result.is_error ? "ERROR " : ""}${shorten(content, 200)}`;
 }
 
-/** The facts of `rows` (in order), folded into `previous`. */
-export function summaryFacts(previous: SummaryFacts | null, rows: Array<{ role: string; content: unknown }>): SummaryFacts {
+/**
+ * The facts of `rows` (in order), folded into `previous`. `changesSomething(name)`: whether a tool of that name acts on
+ * the world (its calls are listed as done) or only reads (listed as actions) — the tool registry's `sideEffect`.
+ */
+export function summaryFacts(
+  previous: SummaryFacts | null,
+  rows: Array<{ role: string; content: unknown }>,
+  changesSomething: (toolName: string) => boolean,
+): SummaryFacts {
   const facts: SummaryFacts = previous
     ? {
         ...previous,
@@ -58,8 +64,7 @@ export function summaryFacts(previous: SummaryFacts | null, rows: Array<{ role: 
     facts.messages++;
     for (const b of row.content as Block[]) {
       if (row.role === "assistant" && b.type === "tool_use") {
-        const changes = getTool(b.name)?.sideEffect ?? true; // an unknown tool is kept as if it changed something
-        (changes ? facts.done! : facts.actions).push(actionLine(b, results.get(b.id)));
+        (changesSomething(b.name) ? facts.done! : facts.actions).push(actionLine(b, results.get(b.id)));
       } else if (row.role === "assistant" && b.type === "text" && b.text.trim()) facts.replies.push(shorten(b.text));
       else if (row.role === "user" && b.type === "text") {
         const framed = readFramed(b.text);

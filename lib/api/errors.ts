@@ -1,5 +1,4 @@
-import { httpStatusFor } from "@/lib/actions/result";
-import type { AppErrorCode } from "@/lib/errors";
+import { type AppErrorCode, httpStatusFor } from "@/lib/errors";
 
 /**
  * What each error code means to an integrator. A Record over every AppErrorCode: a new code does not compile until it

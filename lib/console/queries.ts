@@ -6,7 +6,7 @@ import { eventsSince } from "@/lib/events";
 import { feedHead } from "@/lib/store/events";
 import { currentDraft, waitForFeed } from "@/lib/live/hub";
 import { customerView } from "@/lib/conversations/view";
-import { presentHandoff } from "@/lib/operator/present";
+import { presentHandoff } from "@/lib/handoffs/present";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
 import { agentsOwnAccount, describeToolCalls } from "./agent-tried";
 import type { QueueFilter } from "./filters";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Prisma, type PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
-import { runDetail } from "@/lib/operator/commands";
+import { runDetail } from "@/lib/runs/detail";
 import { assertSupervisor, type Viewer } from "./access";
 import { csvRow } from "./csv";
 import { dayRange, isTimeZone, parseDay } from "./dates";
@@ -431,7 +431,7 @@ export function runJsonLine(r: RunRowFull): string {
 }
 
 /**
- * A run as the model saw it (lib/operator runDetail) with what a supervisor reads first: its row (customer,
+ * A run as the model saw it (lib/runs/detail) with what a supervisor reads first: its row (customer,
  * orders, outcome), the final reply as the customer saw it, and each handoff's decision with the people who
  * made it. Another shop's id → NOT_FOUND; a reviewer → FORBIDDEN.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { evaluateGates } from "./evaluate";
 import type { GateInput } from "./types";
 import type { Gate } from "./types";
-import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import { policyRulesSchema } from "@/lib/policy/policy";
 import type { MoneyTotals } from "@/lib/tools/types";
 

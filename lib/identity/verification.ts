@@ -2,7 +2,7 @@ import type { Transaction } from "kysely";
 import { type DB, storeOf } from "@/lib/db/kysely";
 import { deliverMail, queueMail, type QueuedMail } from "@/lib/mail/send";
 import { mailSettings } from "@/lib/mail/config";
-import { normaliseOrderNumber } from "@/lib/tools/order-helpers";
+import { normaliseOrderNumber } from "@/lib/commerce/order-number";
 import {
   ATTEMPT_LIMITS,
   attemptOfCall,

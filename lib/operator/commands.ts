@@ -1,5 +1,4 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
-import { specialistTree } from "@/lib/agents/tree";
 import { AppError } from "@/lib/errors";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
@@ -7,8 +6,7 @@ import { customerTextSchema, openConversation, receiveCustomerMessage } from "@/
 import { resumeRun } from "@/lib/runtime/resume";
 import { storeOf } from "@/lib/db/kysely";
 import { loadPolicy } from "@/lib/runtime/policy";
-import { buildModelMessages } from "@/lib/store/transcript";
-import { presentHandoff } from "./present";
+import { presentHandoff, staffNames } from "@/lib/handoffs/present";
 
 /** The operator surface (CLI, API): thin functions over the runtime, each returning plain JSON-able data. */
 
@@ -16,11 +14,6 @@ export async function tenantBySlug(db: PrismaTx, slug: string) {
   const tenant = await db.tenant.findUnique({ where: { slug } });
   if (!tenant) throw new AppError("NOT_FOUND", `No shop called ${slug}.`);
   return tenant;
-}
-
-async function staffNames(db: PrismaTx, tenantId: string) {
-  const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
-  return new Map(staff.map((s) => [s.id, s.name]));
 }
 
 export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { status?: string; kind?: string } = {}) {
@@ -127,39 +120,6 @@ export async function decide(
     handoff: presentHandoff(h, await staffNames(deps.db, staff.tenantId)),
     phase: run?.phase ?? null,
     replies: await repliesSince(deps.db, h.conversationId, before),
-  };
-}
-
-/** A run as the model saw it: the messages array of its last request, and everything recorded around it. */
-export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) {
-  const run = await db.run.findFirst({ where: { id: runId, ...(tenantId ? { tenantId } : {}) } });
-  if (!run) throw new AppError("NOT_FOUND", "This run was not found.");
-  const [modelCalls, toolCalls, gateDecisions, effects, handoffs, rows, agentTurns] = await Promise.all([
-    db.modelCall.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
-    db.toolCall.findMany({ where: { runId }, orderBy: [{ messageSeq: "asc" }, { position: "asc" }] }),
-    db.gateDecision.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
-    db.effectLedger.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
-    db.handoff.findMany({ where: { runId }, include: { approvals: true } }),
-    db.message.findMany({
-      where: { conversationId: run.conversationId, inTranscript: true },
-      orderBy: { seq: "asc" },
-      select: { seq: true, role: true, content: true, runId: true, author: true },
-    }),
-    db.agentTurn.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
-  ]);
-  const lastSeq = modelCalls.length ? Math.max(...modelCalls.map((m) => m.throughSeq)) : (rows[rows.length - 1]?.seq ?? 0);
-  const names = await staffNames(db, run.tenantId);
-  return {
-    run,
-    messages: buildModelMessages(rows.filter((r) => r.seq <= lastSeq)),
-    transcript: rows,
-    modelCalls,
-    toolCalls,
-    gateDecisions,
-    effects,
-    handoffs: handoffs.map((h) => presentHandoff(h, names)),
-    /** the specialists the agent consulted, as a tree (lib/agents/tree) */
-    specialists: specialistTree(toolCalls, agentTurns, modelCalls),
   };
 }
 

@@ -13,8 +13,12 @@ import { setting } from "@/lib/env";
 import type { ModelRequest } from "@/lib/model/types";
 import { addSummary, type ContextSummary, knownSummary, latestSummary } from "@/lib/store/context-summaries";
 import { buildModelMessages, type ContentBlock, type MessageParam, type TranscriptRow } from "@/lib/store/transcript";
+import { getTool } from "@/lib/tools/registry";
 import type { RuntimeDeps } from "./deps";
 import type { RunState } from "./run-state";
+
+/** Whether a tool acts on the world; an unknown one is kept in a summary as if it had changed something. */
+const changesSomething = (name: string) => getTool(name)?.sideEffect ?? true;
 
 /** The model's own limit: above it a request fails whatever the budget says. */
 const CONTEXT_WINDOW_TOKENS = 200_000;
@@ -122,7 +126,7 @@ export async function fitContext(
   const cut = cuts.find((r) => suffixChars.get(r.seq)! * measured <= target) ?? cuts[cuts.length - 1];
   if (cut && cut.seq > (rows.find((r) => r.seq > after)?.seq ?? Number.POSITIVE_INFINITY)) {
     const folded = rows.filter((r) => r.seq > after && r.seq < cut.seq);
-    const facts: SummaryFacts = summaryFacts(summary?.facts ?? null, folded);
+    const facts: SummaryFacts = summaryFacts(summary?.facts ?? null, folded, changesSomething);
     const blocks = summaryBlocks(facts, (room * SUMMARY_SHARE) / measured);
     summary = await addSummary(db, {
       tenantId: state.ref.tenantId,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import type { PrismaClient } from "@/lib/db/client";
 import type { AppError } from "@/lib/errors";
 import { type PolicyRules, policyRulesSchema } from "@/lib/policy/policy";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import { AppError } from "@/lib/errors";
 import { type PolicyRules, policyRulesSchema } from "@/lib/policy/policy";
 import { createHarness, type Harness } from "@/test/runtime-harness";

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { DB, Store } from "@/lib/db/kysely";
+import { normaliseOrderNumber } from "@/lib/commerce/order-number";
 import { performEffect } from "@/lib/commerce/provider";
 import { maskAddress } from "@/lib/identity/mask-address";
 import { formatCents } from "@/lib/money";
@@ -110,13 +111,6 @@ export async function requireOwnedOrder(
     );
   }
   return order;
-}
-
-/** Order numbers as the shop writes them: "a1002", "A 1002", "#A-1002" and " a-1002 " are all A-1002. */
-export function normaliseOrderNumber(raw: string): string {
-  const compact = raw.trim().toUpperCase().replace(/^#/, "");
-  const m = compact.match(/^([A-Z]{1,3})[\s-]?(\d{3,6})$/);
-  return m ? `${m[1]}-${m[2]}` : compact;
 }
 
 /** What gates need about an order: one narrow read (gating runs on every proposed call). */

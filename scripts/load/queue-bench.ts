@@ -13,7 +13,7 @@ import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyMigrations } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/setup/seed";
 import { createPrisma } from "@/lib/db/client";
 import { DEFAULT_QUEUE_FILTER } from "@/lib/console/filters";
 import { queueHandoffs, QUEUE_LIMIT } from "@/lib/console/queries";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_SCOPES } from "@/lib/api/scopes";
 import { issueApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "@/lib/api/tokens";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/setup/seed";
 import { AppError } from "@/lib/errors";
 import { createTestDatabase, type TestDatabase } from "../db";
 

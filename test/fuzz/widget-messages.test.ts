@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { afterCallbacks, runAfterCallbacks, type WidgetRoutes, widgetRoutes } from "../widget-routes";
 import { anyText, FUZZ_SEED, pairingProblems, report, runs, watchUnhandled } from "./fuzz-support";

@@ -3,7 +3,7 @@ import { createHarness, type Harness } from "../runtime-harness";
 import { AppError } from "@/lib/errors";
 import { receiveCustomerMessage } from "@/lib/conversations/intake";
 import { decideHandoff } from "@/lib/runtime/resume";
-import { runDetail } from "@/lib/operator/commands";
+import { runDetail } from "@/lib/runs/detail";
 
 let h: Harness;
 beforeEach(async () => {

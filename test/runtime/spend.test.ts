@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import { createModelClient } from "@/lib/model/client";
 import { createOfflineFetch } from "@/lib/model/offline";
 import { say } from "@/lib/operator/commands";

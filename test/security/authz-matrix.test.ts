@@ -4,7 +4,7 @@ import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { issueApiToken } from "@/lib/api/tokens";
 import { createWebhookEndpoint } from "@/lib/settings/webhooks";
-import { httpStatusFor } from "@/lib/actions/result";
+import { httpStatusFor } from "@/lib/errors";
 import { getAuthOptions } from "@/lib/auth/options";
 import { claimsOfStaff } from "@/lib/auth/staff-context";
 import { openConversation } from "@/lib/conversations/intake";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPrisma } from "@/lib/db/client";
-import { DEMO_POLICY_RULES } from "@/lib/db/seed";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { limitMessage } from "@/lib/widget/limits";
 import { widgetTenant } from "@/lib/widget/session";

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { Prisma, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { addLogContext } from "@/lib/log";
-import { type PresentedHandoff, presentHandoff } from "@/lib/operator/present";
+import { type PresentedHandoff, presentHandoff } from "@/lib/handoffs/present";
 import { resumeRun } from "@/lib/runtime/resume";
 import { afterCursor, decodeCursor, pageOf } from "../cursor";
 import { defineEndpoint } from "../endpoint";

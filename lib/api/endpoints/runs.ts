@@ -1,7 +1,7 @@
-// /api/v1/runs/{id}: a run with its transcript, as the supervisor's inspector shows it (the operator's runDetail).
+// /api/v1/runs/{id}: a run with its transcript, as the supervisor's inspector shows it (lib/runs/detail).
 import type { z } from "zod";
 import { addLogContext } from "@/lib/log";
-import { runDetail } from "@/lib/operator/commands";
+import { runDetail } from "@/lib/runs/detail";
 import { defineEndpoint } from "../endpoint";
 import { apiRunDetailSchema, idParamsSchema } from "../schemas";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { httpStatusFor } from "@/lib/actions/result";
+import { httpStatusFor } from "@/lib/errors";
 import { staffAction } from "@/lib/actions/safe-action";
 import { SUPERVISOR_ROLES } from "@/lib/auth/claims";
 import { exportRuns, runCsvHeader, runCsvRow, runFilterSchema, runJsonLine } from "@/lib/console/runs";

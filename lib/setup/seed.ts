@@ -254,7 +254,7 @@ export interface SeedSummary {
 }
 
 /**
- * Loads the demo data in one transaction (with `history`, then acme's past weeks: lib/db/seed-history). Idempotent: returns `{ seeded: false }` without writing when
+ * Loads the demo data in one transaction (with `history`, then acme's past weeks: lib/setup/seed-history). Idempotent: returns `{ seeded: false }` without writing when
  * tenant `acme` exists. Dates are relative to now (days ago at a fixed hour), so they stay "recent".
  */
 export async function seedDemo(prisma: PrismaClient, opts: { history?: boolean } = {}): Promise<SeedSummary> {

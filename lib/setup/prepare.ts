@@ -1,8 +1,10 @@
-import { ensureDatabaseUrl } from "./server";
-import { applyMigrations } from "./migrate";
+// Setting up: what a process does before it serves — the database reachable, migrated, and the demo shop loaded into
+// an empty one (lib/setup/seed). Above every other module, since the demo is made with the product's own code.
+import { createPrisma } from "@/lib/db/client";
+import { applyMigrations } from "@/lib/db/migrate";
+import { noteDatabaseFailure } from "@/lib/db/outage";
+import { ensureDatabaseUrl } from "@/lib/db/server";
 import { seedDemo } from "./seed";
-import { createPrisma } from "./client";
-import { noteDatabaseFailure } from "./outage";
 import { env } from "@/lib/env";
 
 const g = globalThis as typeof globalThis & { __supportPrepared?: Promise<{ url: string; applied: string[]; seeded: boolean }> };

@@ -1,0 +1,40 @@
+// A run as the model saw it — the record every inspecting surface shows (the console's run page, the JSON API's
+// /runs/{id}, the CLI's `run`): the messages of its last request and everything recorded around it.
+import type { PrismaTx } from "@/lib/db/prisma-types";
+import { specialistTree } from "@/lib/agents/tree";
+import { AppError } from "@/lib/errors";
+import { presentHandoff, staffNames } from "@/lib/handoffs/present";
+import { buildModelMessages } from "@/lib/store/transcript";
+
+/** A run as the model saw it: the messages array of its last request, and everything recorded around it. */
+export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) {
+  const run = await db.run.findFirst({ where: { id: runId, ...(tenantId ? { tenantId } : {}) } });
+  if (!run) throw new AppError("NOT_FOUND", "This run was not found.");
+  const [modelCalls, toolCalls, gateDecisions, effects, handoffs, rows, agentTurns] = await Promise.all([
+    db.modelCall.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+    db.toolCall.findMany({ where: { runId }, orderBy: [{ messageSeq: "asc" }, { position: "asc" }] }),
+    db.gateDecision.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+    db.effectLedger.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+    db.handoff.findMany({ where: { runId }, include: { approvals: true } }),
+    db.message.findMany({
+      where: { conversationId: run.conversationId, inTranscript: true },
+      orderBy: { seq: "asc" },
+      select: { seq: true, role: true, content: true, runId: true, author: true },
+    }),
+    db.agentTurn.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
+  ]);
+  const lastSeq = modelCalls.length ? Math.max(...modelCalls.map((m) => m.throughSeq)) : (rows[rows.length - 1]?.seq ?? 0);
+  const names = await staffNames(db, run.tenantId);
+  return {
+    run,
+    messages: buildModelMessages(rows.filter((r) => r.seq <= lastSeq)),
+    transcript: rows,
+    modelCalls,
+    toolCalls,
+    gateDecisions,
+    effects,
+    handoffs: handoffs.map((h) => presentHandoff(h, names)),
+    /** the specialists the agent consulted, as a tree (lib/agents/tree) */
+    specialists: specialistTree(toolCalls, agentTurns, modelCalls),
+  };
+}
