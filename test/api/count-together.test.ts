@@ -73,4 +73,16 @@ describe("countTogether", () => {
     expect(answers.filter((a) => a === null)).toHaveLength(25);
     expect(answers.filter((a) => a !== null).every((a) => a!.index === 2)).toBe(true);
   });
+
+  it("the counters are an UNLOGGED table (a count's commit waits for no disk); emptied, as a crash leaves it, counting starts again", async () => {
+    // Every message of a shop locks the shop's row until its count commits: logged, each waited there for the
+    // commit (an fsync) of the one before it. A crash of the database empties an unlogged table: windows restart.
+    const { rows } = await poolA.query(`SELECT relpersistence FROM pg_class WHERE oid = '"ApiRateLimit"'::regclass`);
+    expect(rows[0].relpersistence).toBe("u");
+    const limits = [{ name: "tcrash", policy: perMinute(1), key: "k" }];
+    expect(await countTogether(poolA, limits)).toBeNull();
+    await poolA.query(`DELETE FROM "ApiRateLimit" WHERE key LIKE 'tcrash%'`);
+    expect(await countTogether(poolA, limits)).toBeNull();
+    expect(await countTogether(poolA, limits)).toMatchObject({ index: 0 });
+  });
 });
