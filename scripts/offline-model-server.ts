@@ -24,7 +24,10 @@ const server = http.createServer(async (req, res) => {
       body: chunks.length ? Buffer.concat(chunks).toString("utf8") : undefined,
     });
     res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
+    // Each piece goes out as it is written (a streamed answer arrives over time, as Claude's does), not at the end.
+    const reader = response.body?.getReader();
+    for (let piece = await reader?.read(); piece && !piece.done; piece = await reader!.read()) res.write(piece.value);
+    res.end();
   } catch (err) {
     res.writeHead(500, { "content-type": "application/json" });
     res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: err instanceof Error ? err.message : String(err) } }));
