@@ -42,20 +42,28 @@ export function hashToken(token: string): string {
  */
 export async function openConversation(
   client: object,
-  a: { tenantId: string; customerId?: string | null; verificationTtlMinutes?: number },
+  a: {
+    tenantId: string;
+    customerId?: string | null;
+    /** the customer `customerId` names, when the caller has just read it from this shop (else it is read here) */
+    customer?: { id: string; name: string; email: string } | null;
+    verificationTtlMinutes?: number;
+  },
 ) {
   const db = storeOf(client);
   const token = randomBytes(24).toString("base64url");
   const now = new Date();
   const id = randomUUID();
-  const customer = a.customerId
-    ? await db
-        .selectFrom("Customer")
-        .select(["id", "name", "email"])
-        .where("id", "=", a.customerId)
-        .where("tenantId", "=", a.tenantId)
-        .executeTakeFirst()
-    : null;
+  const customer = !a.customerId
+    ? null
+    : a.customer?.id === a.customerId
+      ? a.customer
+      : await db
+          .selectFrom("Customer")
+          .select(["id", "name", "email"])
+          .where("id", "=", a.customerId)
+          .where("tenantId", "=", a.tenantId)
+          .executeTakeFirst();
   if (a.customerId && !customer) throw new AppError("NOT_FOUND", "This customer was not found.");
   const s = Statement.plain();
   s.insert("created", "Conversation", {

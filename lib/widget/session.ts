@@ -146,13 +146,16 @@ export async function startOrResumeConversation(
   },
 ): Promise<WidgetSession> {
   const { tenant } = a;
-  let customer: { id: string; name: string } | null = null;
+  let customer: { id: string; name: string; email: string } | null = null;
   if (a.identity) {
     const identity = await verifyCustomerIdentity(tenant, a.identity);
-    customer = await db.customer.findUnique({
-      where: { tenantId_email: { tenantId: tenant.id, email: identity.email } },
-      select: { id: true, name: true },
-    });
+    customer =
+      (await storeOf(db)
+        .selectFrom("Customer")
+        .select(["id", "name", "email"])
+        .where("tenantId", "=", tenant.id)
+        .where("email", "=", identity.email)
+        .executeTakeFirst()) ?? null;
     if (!customer)
       throw new AppError(
         "UNAUTHENTICATED",
@@ -161,7 +164,8 @@ export async function startOrResumeConversation(
         "identity refused: unknown customer",
       );
   }
-  const policy = await loadPolicy(storeOf(db), tenant.id);
+  // At the version this request read with the shop (a policy version is never changed, only superseded).
+  const policy = await loadPolicy(storeOf(db), tenant.id, tenant.policyVersion);
   const ttlMinutes = policy.rules.verificationTtlMinutes;
 
   if (a.token) {
@@ -191,6 +195,7 @@ export async function startOrResumeConversation(
   const { conversation, token } = await openConversation(db, {
     tenantId: tenant.id,
     customerId: customer?.id ?? null,
+    customer, // read above: not read again
     verificationTtlMinutes: ttlMinutes,
   });
   const { cursor, view } = await viewWithCursor(db, conversation.id);
