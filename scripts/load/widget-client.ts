@@ -207,11 +207,18 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFI
 function request(
   url: string,
   init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+  retried = false,
 ): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const headers = init.body === undefined ? init.headers : { ...init.headers, "content-length": String(Buffer.byteLength(init.body)) };
     const req = http.request(url, { method: init.method, headers, agent, signal: init.signal }, resolve);
-    req.on("error", reject);
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      // A kept-alive connection the server had just closed as idle (its keep-alive timeout, while this busy process's
+      // timer to drop it ran late): the request never reached it. Sent again once on a new connection, as a browser and
+      // fetch do.
+      if (!retried && req.reusedSocket && err.code === "ECONNRESET") request(url, init, true).then(resolve, reject);
+      else reject(err);
+    });
     req.end(init.body);
   });
 }
