@@ -29,6 +29,8 @@ const server = http.createServer(async (req, res) => {
     for (let piece = await reader?.read(); piece && !piece.done; piece = await reader!.read()) res.write(piece.value);
     res.end();
   } catch (err) {
+    // Failed while the answer was being written: the client sees the stream cut off (as from the API), never a mix.
+    if (res.headersSent) return void res.destroy(err instanceof Error ? err : new Error(String(err)));
     res.writeHead(500, { "content-type": "application/json" });
     res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: err instanceof Error ? err.message : String(err) } }));
   }
