@@ -15,7 +15,7 @@
  * over HTTP by the real SDK client, as Claude would be; the time of each call is measured and subtracted, and
  * its work (reading the whole conversation) is not charged to the harness's process.
  */
-import { spawn } from "node:child_process";
+import { startOfflineModelServer } from "./offline-model-process";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import {
@@ -62,11 +62,8 @@ const acme = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
 const raj = await db.staffUser.findUniqueOrThrow({ where: { email: "raj@acme.test" } });
 
 // The model server; each request carries the reply scripted for it (none: the deterministic support model).
-const modelServer = spawn(process.execPath, ["--import", "tsx", "scripts/offline-model-server.ts"], { stdio: ["pipe", "pipe", "inherit"] });
-const modelPort = await new Promise<number>((resolve, reject) => {
-  modelServer.stdout.once("data", (line) => resolve((JSON.parse(String(line)) as { port: number }).port));
-  modelServer.once("exit", (code) => reject(new Error(`the offline model server exited (${code})`)));
-});
+const { child: modelServer, port: modelPortReady } = startOfflineModelServer();
+const modelPort = await modelPortReady;
 const script = new OfflineScript();
 const inner = createModelClient({
   baseURL: `http://127.0.0.1:${modelPort}`,

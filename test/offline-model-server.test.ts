@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SYSTEM, TOOLS } from "@/lib/model/test-fixtures";
+import { startOfflineModelServer } from "@/scripts/offline-model-process";
 
 // The offline model behind HTTP (what `npm run bench` and `npm run load` call, as the product calls Claude): a streamed
 // answer must arrive over time, piece by piece, not all at once when the model has finished writing — or the
@@ -11,14 +12,9 @@ let server: ChildProcess;
 let port = 0;
 
 beforeAll(async () => {
-  server = spawn(process.execPath, ["--import", "tsx", "scripts/offline-model-server.ts"], {
-    env: { ...process.env, SUPPORT_OFFLINE_STREAM_PACE_MS: String(PACE_MS) },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  port = await new Promise<number>((resolve, reject) => {
-    server.stdout!.once("data", (line) => resolve((JSON.parse(String(line)) as { port: number }).port));
-    server.once("exit", (code) => reject(new Error(`the offline model server exited (${code})`)));
-  });
+  const started = startOfflineModelServer({ env: { ...process.env, SUPPORT_OFFLINE_STREAM_PACE_MS: String(PACE_MS) } });
+  server = started.child;
+  port = await started.port;
 }, 30_000);
 afterAll(() => {
   server.stdin?.end();

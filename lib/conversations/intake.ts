@@ -45,7 +45,7 @@ export async function openConversation(
   a: {
     tenantId: string;
     customerId?: string | null;
-    /** the customer `customerId` names, when the caller has just read it from this shop (else it is read here) */
+    /** the customer, when the caller has just read it from this shop (instead of `customerId`: it is not read again) */
     customer?: { id: string; name: string; email: string } | null;
     verificationTtlMinutes?: number;
   },
@@ -54,16 +54,16 @@ export async function openConversation(
   const token = randomBytes(24).toString("base64url");
   const now = new Date();
   const id = randomUUID();
-  const customer = !a.customerId
-    ? null
-    : a.customer?.id === a.customerId
-      ? a.customer
-      : await db
+  const customer =
+    a.customer ??
+    (a.customerId
+      ? await db
           .selectFrom("Customer")
           .select(["id", "name", "email"])
           .where("id", "=", a.customerId)
           .where("tenantId", "=", a.tenantId)
-          .executeTakeFirst();
+          .executeTakeFirst()
+      : null);
   if (a.customerId && !customer) throw new AppError("NOT_FOUND", "This customer was not found.");
   const s = Statement.plain();
   s.insert("created", "Conversation", {

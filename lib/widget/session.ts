@@ -194,7 +194,6 @@ export async function startOrResumeConversation(
   await a.beforeOpen?.();
   const { conversation, token } = await openConversation(db, {
     tenantId: tenant.id,
-    customerId: customer?.id ?? null,
     customer, // read above: not read again
     verificationTtlMinutes: ttlMinutes,
   });

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { nextStartArgs } from "../app-build";
+import { startOfflineModelServer } from "../offline-model-process";
 
 export interface Member {
   name: string;
@@ -54,17 +55,11 @@ export class Cluster {
   async modelServer(): Promise<number> {
     const log = path.join(this.logDir, "model.log");
     const err = fs.openSync(log, "w");
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/offline-model-server.ts"], {
-      cwd: this.root,
-      env: this.env,
-      stdio: ["pipe", "pipe", err], // it exits when its stdin ends, so the pipe stays open while we run
-      detached: true,
-    });
+    const { child, port } = startOfflineModelServer({ cwd: this.root, env: this.env, stderr: err, detached: true });
     fs.closeSync(err);
     this.members.push({ name: "model", child, log });
-    return new Promise<number>((resolve, reject) => {
-      child.stdout!.once("data", (line) => resolve((JSON.parse(String(line)) as { port: number }).port));
-      child.once("exit", (code) => reject(new Error(`the offline model server exited (${code}); see ${log}`)));
+    return port.catch((e: Error) => {
+      throw new Error(`${e.message}; see ${log}`);
     });
   }
 
