@@ -1,5 +1,6 @@
 const SECRET_KEYS = /(password|secret|token|api[_-]?key|card_?number|cvc)/i;
-const CARD_NUMBER = /\b(?:\d[ -]?){13,19}\b/g;
+// 13–19 digits, spaced or dashed — standing alone: not a run of digits inside an id (a UUID's last groups can be digits).
+const CARD_NUMBER = /(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])/g;
 
 /** Removes secrets from what the model reads: secret-looking keys dropped, card-like numbers masked. */
 export function redact(value: unknown): unknown {
