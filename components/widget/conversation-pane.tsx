@@ -71,17 +71,16 @@ export function ConversationPane(a: {
   }, [qc, shop, token]);
   useEffect(() => () => void (timer.current !== null && window.clearTimeout(timer.current)), []);
 
-  // The reply being written, as far as it is safe to show. It ends when the stored reply arrives (a resync), or
-  // disappears when the turn went on to a tool or the reply was sent back.
+  // The reply being written, as far as it is safe to show. It ends when the stored reply arrives, or disappears
+  // when the turn went on to a tool or the reply was sent back.
   const [draft, setDraft] = useState<{ runId: string; text: string; lastSeq: number } | null>(null);
   const onDraft = useCallback(
     (d: { runId: string; text: string | null }) => {
       const key = ["widget-view", shop, token] as const;
       if (d.text) setDraft({ runId: d.runId, text: d.text, lastSeq: qc.getQueryData<WidgetView>(key)?.lastSeq ?? 0 });
-      else {
-        // Ended: read the stored reply, then let the draft go.
-        void qc.invalidateQueries({ queryKey: key }).finally(() => setDraft((cur) => (cur?.runId === d.runId ? null : cur)));
-      }
+      // Ended: the stream sends a draft's end only after the view holding its stored reply (lib/widget/event-stream
+      // `followViews`), so the reply is in place already and the draft simply goes — no read of the conversation.
+      else setDraft((cur) => (cur?.runId === d.runId ? null : cur));
     },
     [qc, shop, token],
   );
