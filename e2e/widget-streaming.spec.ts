@@ -35,15 +35,16 @@ test("the reply appears as it is written, then stays as the stored message", asy
   const shop = new Storefront(page);
   // An anonymous visitor's question gets a reply of several sentences (the agent must verify them first): every
   // sentence but the last is released as it is written; the last arrives with the stored reply.
-  await shop.goto();
-  await shop.open();
-  const seen = await recordEverythingShown(page);
-  // The live stream carries the views, the stored reply included: the widget reads the conversation again for
-  // nothing (its 30-second safety poll aside, which an exchange this short does not reach).
+  // The session's answer carries the view and the live stream every change, the stored reply included: the widget
+  // reads the conversation for nothing else (its 30-second safety poll aside, which an exchange this short does not
+  // reach).
   const viewReads: string[] = [];
   page.on("request", (r) => {
     if (r.method() === "GET" && new URL(r.url()).pathname === "/api/widget/acme/conversation") viewReads.push(r.url());
   });
+  await shop.goto();
+  await shop.open();
+  const seen = await recordEverythingShown(page);
   await shop.send("where is my order");
   const reply = shop.messagesFrom("agent").filter({ hasText: "verify" }).last();
   await expect(reply).toBeVisible({ timeout: 30_000 });

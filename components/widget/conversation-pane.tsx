@@ -53,7 +53,10 @@ export function ConversationPane(a: {
       return mergeView(qc.getQueryData<WidgetView>(queryKey), view);
     },
     initialData: session.view,
-    initialDataUpdatedAt: Date.now(),
+    // Fresh until told otherwise: the session's answer carried the view, the stream brings every change (it opens
+    // with a read of its own), and the poll below covers a stream that is down. Left at 0, the query would read
+    // the conversation again on mount, a moment after the session's answer — one view read per opened chat.
+    staleTime: Number.POSITIVE_INFINITY,
     // A safety net under the live stream, which carries every change while it is open: poll every 30 s then; while
     // it is down, briskly if something is in progress, rarely otherwise.
     refetchInterval: (q) => (live ? 30_000 : isBusy(q.state.data) ? 2500 : 15_000),
