@@ -12,28 +12,35 @@ const MAX_BACKOFF_MS = 15_000;
 
 export type FeedState = "live" | "reconnecting";
 
-/** Refetches exactly what an event touches (only queries on screen actually refetch). */
+/**
+ * Refetches exactly what an event touches (only queries on screen actually refetch) — each query once per batch: a
+ * second invalidation of a query in the same tick cancels the request the first one sent and sends another.
+ */
 export function invalidateForEvents(client: QueryClient, events: ConsoleEvent[]) {
   const conversations = new Set<string>();
+  const handoffs = new Set<string>();
   let queue = false;
   for (const e of events) {
     const data = (e.data ?? {}) as { handoffId?: string };
     if (e.type.startsWith("handoff.")) {
       queue = true;
-      if (data.handoffId) void client.invalidateQueries({ queryKey: consoleKeys.handoff(data.handoffId) });
+      if (data.handoffId) handoffs.add(data.handoffId);
     }
     if (e.type === "conversation.updated") queue = true; // a take-over resolves the escalation
     if (e.conversationId) conversations.add(e.conversationId);
   }
   if (queue) void client.invalidateQueries({ queryKey: consoleKeys.queueAll });
-  for (const id of conversations) {
-    void client.invalidateQueries({ queryKey: consoleKeys.conversation(id) });
-    // Handoff pages show their run's phase and who holds the conversation: refetch those of this conversation.
+  for (const id of conversations) void client.invalidateQueries({ queryKey: consoleKeys.conversation(id) });
+  // A handoff page: for its own handoff's events, and for its conversation's (it shows the run's phase and who holds
+  // the conversation).
+  if (handoffs.size || conversations.size)
     void client.invalidateQueries({
       queryKey: consoleKeys.handoffAll,
-      predicate: (q) => (q.state.data as { handoff?: { conversationId?: string } } | undefined)?.handoff?.conversationId === id,
+      predicate: (q) => {
+        const shown = (q.state.data as { handoff?: { id?: string; conversationId?: string } } | undefined)?.handoff;
+        return handoffs.has(String(q.queryKey[2])) || (!!shown?.conversationId && conversations.has(shown.conversationId));
+      },
     });
-  }
 }
 
 /**
