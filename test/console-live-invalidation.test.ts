@@ -1,12 +1,14 @@
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { describe, expect, it } from "vitest";
 import { invalidateForEvents } from "@/components/console/use-live-events";
+import { storedReplyRead } from "@/components/console/draft-end";
 import { consoleKeys } from "@/components/console/query-keys";
 import type { ConsoleEvent } from "@/lib/console/queries";
 
-// The console's live feed refetches what its events touch. A handoff page is touched twice by one batch (its own
-// handoff event, and its conversation's events): it must be read once — a second invalidation in the same tick
-// cancelled the first request and sent another, so every decision and claim cost the server two reads of the page.
+// The console's live feed refetches what its events touch, each page once. A second invalidation of a query in the
+// same tick cancels the request the first one sent and sends another: a handoff page touched by its own handoff's
+// event and by its conversation's events cost two reads per claim and per decision, and a watched conversation two
+// reads per streamed reply (the step's events, then the draft's end).
 
 const HANDOFF = "h-1";
 const CONVERSATION = "c-1";
@@ -54,6 +56,27 @@ describe("invalidateForEvents", () => {
     invalidateForEvents(client, [{ ...event("handoff.claimed", { handoffId: HANDOFF }), conversationId: null } as ConsoleEvent]);
     await new Promise((r) => setTimeout(r, 20));
     expect(page.calls).toHaveLength(2);
+    page.unsubscribe();
+  });
+});
+
+describe("storedReplyRead (a watched conversation's draft ended)", () => {
+  it("awaits the read the step's events started instead of cancelling it and reading again", async () => {
+    const client = new QueryClient();
+    const page = watch(client, consoleKeys.conversation(CONVERSATION), { replies: 0 });
+    // The feed's page: the step's events (the stored reply is committed) — their invalidation starts a read …
+    void client.invalidateQueries({ queryKey: consoleKeys.conversation(CONVERSATION) });
+    // … and the draft's end in the same page.
+    await storedReplyRead(client, consoleKeys.conversation(CONVERSATION));
+    expect(page.calls).toHaveLength(1);
+    page.unsubscribe();
+  });
+
+  it("reads the page when no read is on its way", async () => {
+    const client = new QueryClient();
+    const page = watch(client, consoleKeys.conversation(CONVERSATION), { replies: 0 });
+    await storedReplyRead(client, consoleKeys.conversation(CONVERSATION));
+    expect(page.calls).toHaveLength(1);
     page.unsubscribe();
   });
 });

@@ -10,6 +10,7 @@ import { Notice } from "@/components/ui/notice";
 import { Section } from "@/components/ui/section";
 import { callAction, ConsoleError, getJson } from "@/components/console/api";
 import { FeedIndicator } from "@/components/console/feed-indicator";
+import { storedReplyRead } from "@/components/console/draft-end";
 import { consoleKeys } from "@/components/console/query-keys";
 import { HandoffStatusBadge, KindBadge, handoffTitle } from "@/components/console/status";
 import { useLiveEvents } from "@/components/console/use-live-events";
@@ -66,7 +67,7 @@ export function ConversationView({
     conversationId: id,
     onDraft: (dr) => {
       if (dr.text) setDraft({ runId: dr.runId, text: dr.text });
-      else void qc.invalidateQueries({ queryKey: key }).finally(() => setDraft((cur) => (cur?.runId === dr.runId ? null : cur)));
+      else void storedReplyRead(qc, key).finally(() => setDraft((cur) => (cur?.runId === dr.runId ? null : cur)));
     },
   });
   const [error, setError] = useState<string | null>(null);
