@@ -3,6 +3,7 @@ import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import type { ConsoleEvent, ConsoleEvents } from "@/lib/console/queries";
 import { getJson } from "./api";
+import { type FeedTopic, touchesQueue } from "@/lib/live/feed-topics";
 import { consoleKeys } from "./query-keys";
 
 export const POLL_MS = 1500;
@@ -22,11 +23,8 @@ export function invalidateForEvents(client: QueryClient, events: ConsoleEvent[])
   let queue = false;
   for (const e of events) {
     const data = (e.data ?? {}) as { handoffId?: string };
-    if (e.type.startsWith("handoff.")) {
-      queue = true;
-      if (data.handoffId) handoffs.add(data.handoffId);
-    }
-    if (e.type === "conversation.updated") queue = true; // a take-over resolves the escalation
+    if (touchesQueue(e.type)) queue = true; // a take-over resolves the escalation too
+    if (e.type.startsWith("handoff.") && data.handoffId) handoffs.add(data.handoffId);
     if (e.conversationId) conversations.add(e.conversationId);
   }
   if (queue) void client.invalidateQueries({ queryKey: consoleKeys.queueAll });
@@ -54,9 +52,12 @@ export function useLiveEvents({
   conversationId,
   onEvents,
   onDraft,
+  topic,
 }: {
   initialCursor: string;
   conversationId?: string;
+  /** follow only the events that can change this view (the queue), not every event of the shop */
+  topic?: FeedTopic;
   onEvents?: (events: ConsoleEvent[]) => void;
   /** For a conversation: the agent's reply as it is being written (null text: it ended). */
   onDraft?: (draft: { runId: string; text: string | null }) => void;
@@ -89,6 +90,7 @@ export function useLiveEvents({
       try {
         const params = new URLSearchParams({ cursor, wait: String(LONG_POLL_MS) });
         if (conversationId) params.set("conversationId", conversationId);
+        else if (topic) params.set("topic", topic);
         if (conversationId && draftSeen !== undefined) params.set("draft", String(draftSeen));
         const page = await getJson<ConsoleEvents>(`/api/console/events?${params}`, abort.signal);
         if (page.events.length) {
@@ -128,7 +130,7 @@ export function useLiveEvents({
       window.removeEventListener("online", wake);
       document.removeEventListener("visibilitychange", wake);
     };
-  }, [client, initialCursor, conversationId]);
+  }, [client, initialCursor, conversationId, topic]);
 
   return state;
 }

@@ -4,7 +4,8 @@ import { AppError } from "@/lib/errors";
 import { storeOf } from "@/lib/db/kysely";
 import { eventsSince } from "@/lib/events";
 import { feedHead } from "@/lib/store/events";
-import { currentDraft, waitForFeed } from "@/lib/live/hub";
+import { currentDraft, queueAnnouncedUpTo, waitForFeed } from "@/lib/live/hub";
+import { type FeedTopic, topicFilter } from "@/lib/live/feed-topics";
 import { customerView } from "@/lib/conversations/view";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
@@ -244,18 +245,24 @@ export async function eventHead(db: PrismaTx, tenantId: string): Promise<string>
 export const EVENTS_PAGE = 200;
 
 /**
- * Events after a cursor (exclusive), oldest first, for the shop (and one conversation, if given). The
- * answer carries the cursor to ask from next; `more` says a full page came back and the client should ask
- * again at once rather than wait.
+ * Events after a cursor (exclusive), oldest first, for the shop (and one conversation, if given; or only those a
+ * `topic` follows). The answer carries the cursor to ask from next — past every event read, shown or not; `more` says
+ * a full page was read and the client should ask again at once rather than wait.
  */
-export async function consoleEvents(db: PrismaTx, tenantId: string, cursor: bigint, conversationId?: string) {
+export async function consoleEvents(db: PrismaTx, tenantId: string, cursor: bigint, conversationId?: string, topic?: FeedTopic) {
+  return (await readEvents(db, tenantId, cursor, conversationId, topic)).page;
+}
+
+async function readEvents(db: PrismaTx, tenantId: string, cursor: bigint, conversationId?: string, topic?: FeedTopic) {
   const rows = await eventsSince(db, { tenantId, ...(conversationId ? { conversationId } : {}) }, cursor, EVENTS_PAGE);
   const last = rows[rows.length - 1];
-  return jsonify({
+  const shown = topic ? rows.filter((e) => topicFilter[topic](e.type)) : rows;
+  const page = jsonify({
     cursor: (last?.id ?? cursor).toString(),
     more: rows.length === EVENTS_PAGE,
-    events: rows.map((e) => ({ id: e.id, type: e.type, conversationId: e.conversationId, data: e.data, at: e.createdAt })),
+    events: shown.map((e) => ({ id: e.id, type: e.type, conversationId: e.conversationId, data: e.data, at: e.createdAt })),
   });
+  return { page, read: rows.length };
 }
 export type ConsoleEvents = Awaited<ReturnType<typeof consoleEvents>> & {
   /** for one conversation: the agent's reply being written (lib/live/drafts) */
@@ -264,13 +271,21 @@ export type ConsoleEvents = Awaited<ReturnType<typeof consoleEvents>> & {
 
 /**
  * `consoleEvents`, but when nothing is there yet it waits (up to `waitMs`) for the process's listener to hear that
- * something was written for the shop (lib/live/hub) and reads again — a long poll instead of a poll per second.
+ * something was written for the shop (lib/live/hub) and reads again — a long poll instead of a poll per second. With a
+ * `topic`, only what it follows answers (and wakes it): the events read meanwhile are skipped, the cursor moves past
+ * them.
  */
 export async function consoleEventsAfter(
   db: PrismaTx,
   tenantId: string,
   cursor: bigint,
-  opts: { conversationId?: string; waitMs: number /** the draft (its n) the caller shows, for a conversation */; draftSeen?: number },
+  opts: {
+    conversationId?: string;
+    waitMs: number;
+    /** the draft (its n) the caller shows, for a conversation */
+    draftSeen?: number;
+    topic?: FeedTopic;
+  },
 ) {
   const deadline = Date.now() + opts.waitMs;
   // For one conversation: the reply being written too (lib/live/drafts) — a change of draft answers the long poll.
@@ -279,14 +294,24 @@ export async function consoleEventsAfter(
     const d = draftNow();
     return d !== null && d.n !== opts.draftSeen && (d.text !== null || opts.draftSeen !== undefined);
   };
-  let page = await consoleEvents(db, tenantId, cursor, opts.conversationId);
-  const scope = { tenantId, ...(opts.conversationId ? { conversationId: opts.conversationId } : {}) };
+  const read = (from: string | bigint) => readEvents(db, tenantId, BigInt(from), opts.conversationId, opts.topic);
+  let { page } = await read(cursor);
+  const scope = { tenantId, ...(opts.conversationId ? { conversationId: opts.conversationId } : { topic: opts.topic }) };
   while (!page.events.length && !draftChanged() && Date.now() < deadline) {
+    // A full page of events the topic does not follow: read on at once.
+    if (page.more) {
+      ({ page } = await read(page.cursor));
+      continue;
+    }
     const how = await waitForFeed(scope, { timeoutMs: deadline - Date.now(), fallbackMs: Math.min(1500, deadline - Date.now()) });
-    // A notification whose events are still held back by an older transaction: read again shortly.
+    // A notification whose events are still held back by an older transaction (nothing read; for the queue, not
+    // yet what it announced): read again shortly.
+    const heldBack = (eventsRead: number) =>
+      !eventsRead || (opts.topic === "queue" && !opts.conversationId && BigInt(page.cursor) < queueAnnouncedUpTo(tenantId));
     for (let i = 0; i < 4 && !page.events.length && !draftChanged(); i++) {
-      page = await consoleEvents(db, tenantId, cursor, opts.conversationId);
-      if (!page.events.length && how === "notified") await new Promise((r) => setTimeout(r, 100));
+      const next = await read(page.cursor);
+      page = next.page;
+      if (how === "notified" && heldBack(next.read)) await new Promise((r) => setTimeout(r, 100));
       else break;
     }
   }

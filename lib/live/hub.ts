@@ -5,6 +5,7 @@
 // (a reconnect) costs a little latency, never an event.
 import { listen } from "@/lib/db/listener";
 import { ensureDatabaseUrl } from "@/lib/db/server";
+import type { FeedTopic } from "./feed-topics";
 
 type Waiter = () => void;
 
@@ -21,6 +22,10 @@ export interface Draft {
 interface Hub {
   ready: Promise<boolean> | null;
   byTenant: Map<string, Set<Waiter>>;
+  /** waiters for a shop's queue (lib/live/feed-topics): woken only by notifications marked `q` */
+  byTenantQueue: Map<string, Set<Waiter>>;
+  /** by shop: the newest event id of a notification marked `q` */
+  queueAnnounced: Map<string, bigint>;
   byConversation: Map<string, Set<Waiter>>;
   drafts: Map<string, Draft>;
   /** the newest event id notified for each conversation, and when */
@@ -31,10 +36,14 @@ const g = globalThis as typeof globalThis & { __supportHub?: Hub };
 const hub: Hub = (g.__supportHub ??= {
   ready: null,
   byTenant: new Map(),
+  byTenantQueue: new Map(),
+  queueAnnounced: new Map(),
   byConversation: new Map(),
   drafts: new Map(),
   announced: new Map(),
 });
+hub.byTenantQueue ??= new Map();
+hub.queueAnnounced ??= new Map();
 hub.drafts ??= new Map();
 hub.announced ??= new Map();
 
@@ -48,6 +57,14 @@ const ANNOUNCED_TTL_MS = 60_000;
  */
 export function announcedUpTo(conversationId: string): bigint {
   return hub.announced.get(conversationId)?.id ?? 0n;
+}
+
+/**
+ * The newest event id a notification that concerns the shop's queue announced (0 if none): a queue whose cursor is
+ * below it has something to read, even if an older transaction still holds it back from the feed.
+ */
+export function queueAnnouncedUpTo(tenantId: string): bigint {
+  return hub.queueAnnounced.get(tenantId) ?? 0n;
 }
 
 function noteAnnounced(conversationId: string, id: bigint): void {
@@ -98,9 +115,14 @@ function start(): Promise<boolean> {
         "support_events",
         (payload) => {
           try {
-            const { t, c, id } = JSON.parse(payload) as { t: string; c: string | null; id?: string };
+            const { t, c, id, q } = JSON.parse(payload) as { t: string; c: string | null; id?: string; q?: boolean };
             if (c && id && /^\d{1,19}$/.test(id)) noteAnnounced(c, BigInt(id));
             wakeAll(hub.byTenant.get(t));
+            // Without the mark (a database not migrated yet), every notification may concern the queue.
+            if (q !== false) {
+              if (id && /^\d{1,19}$/.test(id) && BigInt(id) > (hub.queueAnnounced.get(t) ?? 0n)) hub.queueAnnounced.set(t, BigInt(id));
+              wakeAll(hub.byTenantQueue.get(t));
+            }
             if (c) wakeAll(hub.byConversation.get(c));
           } catch {
             // not ours
@@ -109,6 +131,7 @@ function start(): Promise<boolean> {
         () => {
           // Reconnected: notifications may have been missed — everyone re-reads from their cursor.
           for (const set of hub.byTenant.values()) wakeAll(set);
+          for (const set of hub.byTenantQueue.values()) wakeAll(set);
           for (const set of hub.byConversation.values()) wakeAll(set);
         },
       ),
@@ -133,15 +156,16 @@ function start(): Promise<boolean> {
 }
 
 /**
- * Resolves when something may have been written for `scope` (a conversation's events, or any of a tenant's), when
- * `timeoutMs` passes, or when `signal` aborts. Without a listener it simply waits `fallbackMs` (polling).
+ * Resolves when something may have been written for `scope` (a conversation's events, any of a tenant's, or — with
+ * `topic: "queue"` — a tenant's that can change its queue), when `timeoutMs` passes, or when `signal` aborts.
+ * Without a listener it simply waits `fallbackMs` (polling).
  */
 export async function waitForFeed(
-  scope: { tenantId: string; conversationId?: string },
+  scope: { tenantId: string; conversationId?: string; topic?: FeedTopic },
   opts: { timeoutMs: number; fallbackMs: number; signal?: AbortSignal },
 ): Promise<"notified" | "timeout"> {
   const listening = await start();
-  const map = scope.conversationId ? hub.byConversation : hub.byTenant;
+  const map = scope.conversationId ? hub.byConversation : scope.topic === "queue" ? hub.byTenantQueue : hub.byTenant;
   const key = scope.conversationId ?? scope.tenantId;
   return new Promise((resolve) => {
     let set = map.get(key);
@@ -165,6 +189,7 @@ export async function waitForFeed(
 export function liveWaiters(): number {
   let n = 0;
   for (const s of hub.byTenant.values()) n += s.size;
+  for (const s of hub.byTenantQueue.values()) n += s.size;
   for (const s of hub.byConversation.values()) n += s.size;
   return n;
 }

@@ -44,7 +44,8 @@ export function QueueView({
     initialData: key === initialKey.current ? initialItems : undefined,
     placeholderData: keepPreviousData,
   });
-  const feed = useLiveEvents({ initialCursor });
+  // Only what can change the queue answers its long poll: not every message of the shop.
+  const feed = useLiveEvents({ initialCursor, topic: "queue" });
   const now = useNow();
   const items = query.data ?? [];
 
