@@ -35,8 +35,9 @@ export function invalidateForEvents(client: QueryClient, events: ConsoleEvent[])
     void client.invalidateQueries({
       queryKey: consoleKeys.handoffAll,
       predicate: (q) => {
-        const shown = (q.state.data as { handoff?: { id?: string; conversationId?: string } } | undefined)?.handoff;
-        return handoffs.has(String(q.queryKey[2])) || (!!shown?.conversationId && conversations.has(shown.conversationId));
+        const shown = (q.state.data as { handoff?: { conversationId?: string } } | undefined)?.handoff;
+        const [, , id] = q.queryKey; // consoleKeys.handoff(id)
+        return handoffs.has(String(id)) || (!!shown?.conversationId && conversations.has(shown.conversationId));
       },
     });
 }

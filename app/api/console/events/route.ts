@@ -9,8 +9,9 @@ export const dynamic = "force-dynamic";
  * GET /api/console/events?cursor=<id>[&conversationId=<id>|&topic=queue][&wait=<ms>] — the shop's events after a
  * cursor. With `wait`, a long poll: answered as soon as something is written for the shop (the process's one listener
  * hears it from the database), or when the wait is over. `topic=queue`: only the events that can change the handoff
- * queue (lib/live/feed-topics) — an open queue is not answered for every customer message. Live views refetch what an event touches; after a reconnect they
- * ask from the last cursor they saw, so nothing is missed. Without a cursor: only the current head to start from.
+ * queue (lib/live/feed-topics) — an open queue is not answered for every customer message. Live views refetch what an
+ * event touches; after a reconnect they ask from the last cursor they saw, so nothing is missed. Without a cursor:
+ * only the current head to start from.
  */
 export const GET = staffRoute(
   {
