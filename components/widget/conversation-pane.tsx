@@ -77,13 +77,27 @@ export function ConversationPane(a: {
   // The reply being written, as far as it is safe to show. It ends when the stored reply arrives, or disappears
   // when the turn went on to a tool or the reply was sent back.
   const [draft, setDraft] = useState<{ runId: string; text: string; lastSeq: number } | null>(null);
+  // The draft as the stream last set it (a draft and its end may be handled before a render in between).
+  const lastDraft = useRef<{ runId: string; lastSeq: number } | null>(null);
   const onDraft = useCallback(
     (d: { runId: string; text: string | null }) => {
       const key = ["widget-view", shop, token] as const;
-      if (d.text) setDraft({ runId: d.runId, text: d.text, lastSeq: qc.getQueryData<WidgetView>(key)?.lastSeq ?? 0 });
-      // Ended: the stream sends a draft's end only after the view holding its stored reply (lib/widget/event-stream
-      // `followViews`), so the reply is in place already and the draft simply goes — no read of the conversation.
-      else setDraft((cur) => (cur?.runId === d.runId ? null : cur));
+      if (d.text) {
+        const lastSeq = qc.getQueryData<WidgetView>(key)?.lastSeq ?? 0;
+        lastDraft.current = { runId: d.runId, lastSeq };
+        setDraft({ runId: d.runId, text: d.text, lastSeq });
+        return;
+      }
+      const ended = lastDraft.current?.runId === d.runId ? lastDraft.current : null;
+      lastDraft.current = null;
+      const drop = () => setDraft((cur) => (cur?.runId === d.runId ? null : cur));
+      // The stream sends a draft's end only after the view holding its stored reply (lib/widget/event-stream
+      // `followViews`): when that reply is in place, the draft simply goes — no read of the conversation. A draft that
+      // ended without one (the turn went on to a tool, or the reply was sent back) stays until a read says what is there.
+      const view = qc.getQueryData<WidgetView>(key);
+      const replaced = !ended || !!view?.messages.some((m) => m.seq > ended.lastSeq && m.from === "agent");
+      if (replaced) drop();
+      else void qc.invalidateQueries({ queryKey: key }).finally(drop);
     },
     [qc, shop, token],
   );
