@@ -89,7 +89,7 @@ export function ConversationPane(a: {
         return;
       }
       const ended = lastDraft.current?.runId === d.runId ? lastDraft.current : null;
-      lastDraft.current = null;
+      if (ended) lastDraft.current = null;
       const drop = () => setDraft((cur) => (cur?.runId === d.runId ? null : cur));
       // The stream sends a draft's end only after the view holding its stored reply (lib/widget/event-stream
       // `followViews`): when that reply is in place, the draft simply goes — no read of the conversation. A draft that
