@@ -296,6 +296,10 @@ export async function consoleEventsAfter(
   };
   const read = (from: string | bigint) => readEvents(db, tenantId, BigInt(from), opts.conversationId, opts.topic);
   let { page } = await read(cursor);
+  // A notification whose events are still held back by an older transaction (nothing read; for the queue, not yet
+  // what it announced): read again shortly.
+  const heldBack = (eventsRead: number) =>
+    !eventsRead || (opts.topic === "queue" && !opts.conversationId && BigInt(page.cursor) < queueAnnouncedUpTo(tenantId));
   const scope = { tenantId, ...(opts.conversationId ? { conversationId: opts.conversationId } : { topic: opts.topic }) };
   while (!page.events.length && !draftChanged() && Date.now() < deadline) {
     // A full page of events the topic does not follow: read on at once.
@@ -304,10 +308,6 @@ export async function consoleEventsAfter(
       continue;
     }
     const how = await waitForFeed(scope, { timeoutMs: deadline - Date.now(), fallbackMs: Math.min(1500, deadline - Date.now()) });
-    // A notification whose events are still held back by an older transaction (nothing read; for the queue, not
-    // yet what it announced): read again shortly.
-    const heldBack = (eventsRead: number) =>
-      !eventsRead || (opts.topic === "queue" && !opts.conversationId && BigInt(page.cursor) < queueAnnouncedUpTo(tenantId));
     for (let i = 0; i < 4 && !page.events.length && !draftChanged(); i++) {
       const next = await read(page.cursor);
       page = next.page;
