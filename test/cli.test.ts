@@ -99,7 +99,7 @@ describe("npm run agent", () => {
     const effects = await agent("effects", "--tenant", "acme");
     expect(effects.out.effects).toHaveLength(1);
     expect((await agent("effects", "--tenant", "globex")).out.effects).toHaveLength(0);
-  }, 120_000);
+  }, 240_000); // eight fresh processes in turn, each compiling the CLI: 23 s alone, past 120 s beside another suite
 
   it("bad input → JSON error with a stable code on stderr, non-zero exit, nothing written", async () => {
     const before = [await tdb.prisma.message.count(), await tdb.prisma.conversation.count(), await tdb.prisma.run.count()];
