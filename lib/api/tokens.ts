@@ -9,6 +9,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { PrismaClient, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
+import { staffNames } from "@/lib/staff-names";
 import { API_SCOPES, type ApiScope, apiScopeSchema } from "./scopes";
 
 const TOKEN_PREFIX = "sa_live_";
@@ -101,7 +102,7 @@ export async function issueApiToken(
     });
     return created;
   });
-  return { token, apiToken: presentApiToken(row, await staffNamesOf(db, input.tenantId)) };
+  return { token, apiToken: presentApiToken(row, await staffNames(db, input.tenantId)) };
 }
 
 /** Stores a token the caller already holds (issueApiToken, the demo seed's ACME_API_TOKEN): hashed, never in clear. */
@@ -183,17 +184,12 @@ export async function revokeApiToken(
     });
     return revoked;
   });
-  return presentApiToken(row, await staffNamesOf(db, row.tenantId));
+  return presentApiToken(row, await staffNames(db, row.tenantId));
 }
 
 /** A shop's tokens, newest first, revoked ones included (they say when). */
 export async function listApiTokens(db: PrismaTx, tenantId: string): Promise<PresentedApiToken[]> {
   const rows = await db.apiToken.findMany({ where: { tenantId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
-  const names = await staffNamesOf(db, tenantId);
+  const names = await staffNames(db, tenantId);
   return rows.map((r) => presentApiToken(r, names));
-}
-
-async function staffNamesOf(db: PrismaTx, tenantId: string): Promise<Map<string, string>> {
-  const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
-  return new Map(staff.map((s) => [s.id, s.name]));
 }

@@ -8,6 +8,7 @@ import { currentDraft, queueAnnouncedUpTo, waitForFeed } from "@/lib/live/hub";
 import { type FeedTopic, topicFilter } from "@/lib/live/feed-topics";
 import { customerView } from "@/lib/conversations/view";
 import { presentHandoff } from "@/lib/handoffs/present";
+import { staffNames } from "@/lib/staff-names";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
 import { agentsOwnAccount, describeToolCalls } from "./agent-tried";
 import type { QueueFilter } from "./filters";
@@ -20,11 +21,6 @@ import { SLA_AMBER_MS, SLA_RED_MS } from "./sla";
 // the database themselves; pages and route handlers call these. Results are JSON-shaped (see ./json).
 
 type Actor = { tenantId: string; staffId: string };
-
-export async function staffNames(db: PrismaTx, tenantId: string) {
-  const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
-  return new Map(staff.map((s) => [s.id, s.name]));
-}
 
 type HandoffWithApprovals = Omit<Parameters<typeof presentHandoff>[0], "approvals"> & {
   approvals: Array<{ staffId: string; createdAt: Date }>;

@@ -9,7 +9,8 @@ import { csvRow } from "./csv";
 import { dayRange, isTimeZone, parseDay } from "./dates";
 import { decidedSummary, type DecisionFacts } from "./decision-words";
 import { jsonify } from "./json";
-import { consoleHandoff, staffNames } from "./queries";
+import { staffNames } from "@/lib/staff-names";
+import { consoleHandoff } from "./queries";
 import { RUN_OUTCOMES, RUN_OUTCOME_LABEL, runOutcome, runOutcomeWhere } from "./run-outcome";
 
 // Runs a supervisor can search: by order number, customer email, conversation (or run) id, date range and

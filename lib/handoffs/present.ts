@@ -1,5 +1,4 @@
 // A handoff as every surface presents it (the CLI, the JSON API, the console's queue): the record, flattened.
-import type { PrismaTx } from "@/lib/db/prisma-types";
 import { formatCents } from "@/lib/money";
 import { parseHandoffPayload } from "./record";
 
@@ -24,12 +23,6 @@ type HandoffRow = {
   decidedById: string | null;
   approvals?: Array<{ staffId: string }>;
 };
-
-/** The shop's staff by id, for the names a presented handoff shows (approvers, the claim, the decider). */
-export async function staffNames(db: PrismaTx, tenantId: string): Promise<Map<string, string>> {
-  const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
-  return new Map(staff.map((s) => [s.id, s.name]));
-}
 
 /** A handoff as every surface shows it: the self-contained record, flattened. */
 export function presentHandoff(h: HandoffRow, staffNames: Map<string, string> = new Map()) {

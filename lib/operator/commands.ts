@@ -6,7 +6,8 @@ import { customerTextSchema, openConversation, receiveCustomerMessage } from "@/
 import { resumeRun } from "@/lib/runtime/resume";
 import { storeOf } from "@/lib/db/kysely";
 import { loadPolicy } from "@/lib/runtime/policy";
-import { presentHandoff, staffNames } from "@/lib/handoffs/present";
+import { presentHandoff } from "@/lib/handoffs/present";
+import { staffNames } from "@/lib/staff-names";
 
 /** The operator surface (CLI, API): thin functions over the runtime, each returning plain JSON-able data. */
 

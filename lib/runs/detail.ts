@@ -3,7 +3,8 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import { specialistTree } from "@/lib/agents/tree";
 import { AppError } from "@/lib/errors";
-import { presentHandoff, staffNames } from "@/lib/handoffs/present";
+import { presentHandoff } from "@/lib/handoffs/present";
+import { staffNames } from "@/lib/staff-names";
 import { buildModelMessages } from "@/lib/store/transcript";
 
 /** A run as the model saw it: the messages array of its last request, and everything recorded around it. */

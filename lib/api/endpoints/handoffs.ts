@@ -6,6 +6,7 @@ import type { Prisma, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { addLogContext } from "@/lib/log";
 import { type PresentedHandoff, presentHandoff } from "@/lib/handoffs/present";
+import { staffNames } from "@/lib/staff-names";
 import { resumeRun } from "@/lib/runtime/resume";
 import { afterCursor, decodeCursor, pageOf } from "../cursor";
 import { defineEndpoint } from "../endpoint";
@@ -17,11 +18,6 @@ import {
   apiHandoffSchema,
   idParamsSchema,
 } from "../schemas";
-
-async function staffNames(db: PrismaTx, tenantId: string) {
-  const staff = await db.staffUser.findMany({ where: { tenantId }, select: { id: true, name: true } });
-  return new Map(staff.map((s) => [s.id, s.name]));
-}
 
 type ApiHandoff = z.output<typeof apiHandoffSchema>;
 
