@@ -129,6 +129,11 @@ test("an admin creates a token in Settings (shown once), it works, and once revo
   const value = page.getByTestId("new-api-token-value");
   await expect(value).toHaveValue(/^sa_live_/);
   const token = await value.inputValue();
+  // Copy puts the token itself on the clipboard, and says so.
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseURL });
+  await page.getByTestId("new-api-token").getByRole("button", { name: "Copy" }).click();
+  await expect(page.getByTestId("new-api-token").getByText("Copied")).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
   const row = page.getByTestId("api-token-row").filter({ hasText: name });
   await expect(row).toContainText(token.slice(0, 16));
   await expect(row).not.toContainText(token);

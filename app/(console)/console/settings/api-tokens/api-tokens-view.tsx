@@ -2,6 +2,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { type FormEvent, useId, useState } from "react";
 import { callAction, type ConsoleError } from "@/components/console/api";
+import { CopyOnce } from "@/components/console/copy-once";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Field, Input } from "@/components/ui/field";
@@ -89,35 +90,13 @@ function CreateToken({
 }
 
 function NewToken({ shown, onDone }: { shown: { name: string; token: string }; onDone: () => void }) {
-  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(shown.token);
-      setCopied("yes");
-    } catch {
-      setCopied("failed");
-    }
-  };
   return (
     <Section title={`Token “${shown.name}” created`}>
       <div className="space-y-3" data-testid="new-api-token">
         <Notice tone="warning" role="status">
           Copy it now: this is the only time it is shown. Only its hash is kept.
         </Notice>
-        <div className="flex flex-wrap items-center gap-2">
-          <Input
-            readOnly
-            aria-label="The new token"
-            value={shown.token}
-            data-testid="new-api-token-value"
-            className="max-w-xl font-mono"
-            onFocus={(e) => e.currentTarget.select()}
-          />
-          <Button onClick={copy}>Copy</Button>
-          <span aria-live="polite" className="text-sm text-slate-700">
-            {copied === "yes" ? "Copied" : copied === "failed" ? "Copying failed: select the token and copy it by hand." : ""}
-          </span>
-        </div>
+        <CopyOnce value={shown.token} label="The new token" noun="token" testId="new-api-token-value" />
         <Button variant="ghost" onClick={onDone}>
           Done
         </Button>

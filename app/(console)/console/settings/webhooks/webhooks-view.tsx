@@ -3,6 +3,7 @@ import { useMutation } from "@tanstack/react-query";
 import Link from "next/link";
 import { type FormEvent, useId, useState } from "react";
 import { callAction, type ConsoleError } from "@/components/console/api";
+import { CopyOnce } from "@/components/console/copy-once";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Field, Input } from "@/components/ui/field";
@@ -117,15 +118,6 @@ function AddEndpoint({ eventDescriptions, onCreated }: { eventDescriptions: Desc
 }
 
 function NewSecret({ shown, onDone }: { shown: { url: string; secret: string }; onDone: () => void }) {
-  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(shown.secret);
-      setCopied("yes");
-    } catch {
-      setCopied("failed");
-    }
-  };
   return (
     <Section title="Endpoint added">
       <div className="space-y-3" data-testid="new-webhook-secret">
@@ -136,20 +128,7 @@ function NewSecret({ shown, onDone }: { shown: { url: string; secret: string }; 
         <Notice tone="warning" role="status">
           Copy the signing secret now: this is the only time it is shown.
         </Notice>
-        <div className="flex flex-wrap items-center gap-2">
-          <Input
-            readOnly
-            aria-label="The endpoint's signing secret"
-            value={shown.secret}
-            data-testid="new-webhook-secret-value"
-            className="max-w-xl font-mono"
-            onFocus={(e) => e.currentTarget.select()}
-          />
-          <Button onClick={copy}>Copy</Button>
-          <span aria-live="polite" className="text-sm text-slate-700">
-            {copied === "yes" ? "Copied" : copied === "failed" ? "Copying failed: select the secret and copy it by hand." : ""}
-          </span>
-        </div>
+        <CopyOnce value={shown.secret} label="The endpoint's signing secret" noun="secret" testId="new-webhook-secret-value" />
         <Button variant="ghost" onClick={onDone}>
           Done
         </Button>
