@@ -4,7 +4,8 @@ import { Prisma, type PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { assertSupervisor, type Viewer } from "./access";
 import { ESCALATION_REASON_LABEL } from "./metrics-labels";
-import { addDays, dayIn, dayRange, isTimeZone, parseDay } from "./dates";
+import { addDays, dayIn, dayRange, parseDay } from "./dates";
+import { dayField, emptyToUndefined, timeZoneField } from "./url-fields";
 import { RUN_OUTCOMES, type RunOutcome } from "./run-outcome";
 import { type RunFilter, runFilterToParams } from "./runs";
 
@@ -19,23 +20,13 @@ export const PERIOD_PRESETS = [7, 30, 90] as const;
 /** A custom period is at most this many days. */
 export const MAX_PERIOD_DAYS = 366;
 
-const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v === null ? undefined : v);
-const day = (which: string) =>
-  z.preprocess(
-    emptyToUndefined,
-    z
-      .string()
-      .refine((v) => parseDay(v) !== null, `${which}: use a date like 2026-12-01`)
-      .optional(),
-  );
-
 /** The period as it appears in the URL: a preset (?days=30) or a custom range (?from=…&to=…), in the zone `tz`. */
 export const metricsPeriodSchema = z
   .object({
     days: z.preprocess(emptyToUndefined, z.enum(PERIOD_PRESETS.map(String) as ["7", "30", "90"]).optional()),
-    from: day("From"),
-    to: day("To"),
-    tz: z.preprocess(emptyToUndefined, z.string().refine(isTimeZone, "Time zone: not one this server knows.").optional()),
+    from: dayField("From"),
+    to: dayField("To"),
+    tz: timeZoneField(),
   })
   .refine((p) => !p.from || !p.to || p.from <= p.to, { message: "The start date is after the end date.", path: ["to"] })
   .refine((p) => !(p.from || p.to) || (p.from && p.to), { message: "A custom period needs both a start and an end date.", path: ["from"] })

@@ -6,7 +6,8 @@ import { parseHandoffPayload } from "@/lib/handoffs/record";
 import { runDetail } from "@/lib/runs/detail";
 import { assertSupervisor, type Viewer } from "./access";
 import { csvRow } from "./csv";
-import { dayRange, isTimeZone, parseDay } from "./dates";
+import { dayRange } from "./dates";
+import { dayField, emptyToUndefined, timeZoneField } from "./url-fields";
 import { decidedSummary, type DecisionFacts } from "./decision-words";
 import { jsonify } from "./json";
 import { staffNames } from "@/lib/staff-names";
@@ -22,16 +23,6 @@ export const RUNS_PAGE = 50;
 const EXPORT_PAGE = 200;
 /** A search term matches at most this many runs through one order number (a bound, not a page). */
 const ORDER_MATCH_LIMIT = 2000;
-
-const emptyToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v === null ? undefined : v);
-const day = (which: string) =>
-  z.preprocess(
-    emptyToUndefined,
-    z
-      .string()
-      .refine((v) => parseDay(v) !== null, `${which}: use a date like 2026-12-01`)
-      .optional(),
-  );
 
 export const DRILL_DECISIONS = ["approved", "edited", "denied", "expired", "decided"] as const;
 export const DRILL_REFUNDS = ["auto", "approved", "denied"] as const;
@@ -74,11 +65,11 @@ export const runFilterSchema = z
   .object({
     /** an order number, a customer's email, a conversation id or a run id */
     q: z.preprocess(emptyToUndefined, z.string().trim().max(200, "The search is too long (200 characters at most).").optional()),
-    from: day("From"),
-    to: day("To"),
+    from: dayField("From"),
+    to: dayField("To"),
     outcome: z.preprocess(emptyToUndefined, z.enum(["all", ...RUN_OUTCOMES]).default("all")),
     /** the zone `from` and `to` are read in (the metrics page links with the viewer's); UTC when absent */
-    tz: z.preprocess(emptyToUndefined, z.string().refine(isTimeZone, "Time zone: not one this server knows.").optional()),
+    tz: timeZoneField(),
     // The metrics page's drill-downs (lib/console/metrics.ts counts exactly these runs):
     /** runs with an escalation opened for this trigger (customer_request, policy_gap, no_progress, …) */
     reason: z.preprocess(
