@@ -6,24 +6,15 @@ import { Field, Input } from "@/components/ui/field";
 import { LocalTime } from "@/components/ui/local-time";
 import { Notice } from "@/components/ui/notice";
 import { Section } from "@/components/ui/section";
+import { useCopy } from "@/components/ui/use-copy";
 import { addAllowedOriginAction, removeAllowedOriginAction, rotateWidgetSecretAction } from "@/lib/actions/settings";
 import type { WidgetSettings } from "@/lib/settings/widget";
 
 function CopyButton({ text, label }: { text: string; label: string }) {
-  const [copied, setCopied] = useState<boolean | null>(null);
+  const [copied, copy] = useCopy(text);
   return (
     <>
-      <Button
-        size="sm"
-        onClick={async () => {
-          try {
-            await navigator.clipboard.writeText(text);
-            setCopied(true);
-          } catch {
-            setCopied(false);
-          }
-        }}
-      >
+      <Button size="sm" onClick={copy}>
         {label}
       </Button>
       <span role="status" className="ml-2 text-xs text-slate-600">
