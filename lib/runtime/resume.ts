@@ -193,12 +193,17 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
     }
 
     // What will run: the model's call, an earlier approver's edit, or this reviewer's edit (gated again).
-    let executed = (h.editedInput ?? call.input) as Record<string, unknown>;
+    const approvedTerms = (h.editedInput ?? call.input) as Record<string, unknown>;
+    let executed = approvedTerms;
     let amount = h.amountCents;
+    let required = h.requiredApprovals;
     if (input.decision === "edit") {
       const edited = await regateEdit(tx, h, call, staff, input.editedInput);
       executed = edited.input;
       amount = edited.amountCents ?? amount;
+      // Four eyes hold for what runs: an edit into the two-approver band needs a second person, as the same amount
+      // proposed by the model would. An edit never lowers what the item was raised with.
+      required = Math.max(required, edited.requiredApprovals);
     }
     if (amount !== null && staff.authorityLimitCents !== null && amount > staff.authorityLimitCents) {
       throw new AppError(
@@ -207,13 +212,18 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
       );
     }
     const edited = canonicalJson(executed) !== canonicalJson(call.input);
-    const approvals = h.approverIds.length + 1;
-    if (approvals < h.requiredApprovals) {
-      // Four eyes: the first approval is recorded (with an edit, if any); a second, different person completes it.
+    // An approval counts only for the terms it was given for: new terms void the earlier approvals.
+    const newTerms = canonicalJson(executed) !== canonicalJson(approvedTerms);
+    const voided = newTerms ? h.approverNames : [];
+    const approvals = (newTerms ? 0 : h.approverIds.length) + 1;
+    if (approvals < required) {
+      // Four eyes: this approval is recorded (with an edit, if any); a second, different person completes it.
       const s = Statement.plain();
+      if (voided.length) s.delete("voided", "HandoffApproval", sql<boolean>`"HandoffApproval"."handoffId" = ${h.id}`);
       s.insert("approval", "HandoffApproval", { id: randomUUID(), handoffId: h.id, staffId: staff.id, version: h.version });
       updateHandoff(s, "handoff", h, {
         ...(edited ? { editedInput: json(executed), amountCents: amount } : {}),
+        ...(required !== h.requiredApprovals ? { requiredApprovals: required } : {}),
         claimedById: null,
         claimExpiresAt: null,
       });
@@ -223,7 +233,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
         actor: staff.email,
         action: "handoff.first_approval",
         subject: h.id,
-        data: { edited, executed },
+        data: { edited, executed, required, ...(voided.length ? { voidedApprovals: voided } : {}) },
       });
       addEvent(s, "ev", {
         tenantId: h.tenantId,
@@ -232,7 +242,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
         data: { handoffId: h.id, status: "PENDING", approvals },
       });
       await s.runThenCommit(tx); // the transaction's last statement
-      return { kind: "awaiting_second_approval" as const, handoffId: h.id, approvals, required: h.requiredApprovals };
+      return { kind: "awaiting_second_approval" as const, handoffId: h.id, approvals, required };
     }
     const names = [...h.approverNames, staff.name];
     const review = edited
@@ -433,7 +443,7 @@ async function regateEdit(
   // The parked call itself is not counted in the totals its edit is judged on.
   const facts = await tool.facts(input, { db: tx, tenantId: h.tenantId, policy, callId: h.toolCallId ?? undefined });
   const conversation = await readVerification(tx, h.conversationId);
-  const { verdict, records } = evaluateGates({
+  const gateInput = {
     toolName: call.name,
     input,
     canonicalInput: canonicalJson(input),
@@ -450,8 +460,15 @@ async function regateEdit(
       previousCall: null,
     },
     policy,
+  };
+  const { verdict, records } = evaluateGates({
+    ...gateInput,
     reviewer: { id: staff.id, name: staff.name, authorityLimitCents: staff.authorityLimitCents },
   });
+  // How many people the edited call needs, by the approval bands anyone's call is held to (the reviewer's own
+  // evaluation above bounds it by their authority instead).
+  const band = evaluateGates(gateInput).verdict;
+  const requiredApprovals = band.decision === "ask" ? (band.requiredApprovals ?? 1) : 1;
   const s = Statement.plain();
   s.insertRecords(
     "gates",
@@ -475,7 +492,7 @@ async function regateEdit(
       verdict.reason,
     );
   }
-  return { input, amountCents: facts.amountCents };
+  return { input, amountCents: facts.amountCents, requiredApprovals };
 }
 
 /**

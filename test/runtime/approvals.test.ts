@@ -335,6 +335,99 @@ describe("who may decide", () => {
   });
 });
 
+// Four eyes hold for what runs: an edit is judged by the approval bands too (not only by the editor's authority),
+// and an approval counts only for the terms it was given for.
+describe("four eyes and edits", () => {
+  const refundA1004 = (amount_cents: number) => ({
+    reply: {
+      content: [
+        { type: "tool_use" as const, name: "refund_order", input: { order_number: "A-1004", amount_cents, reason: "not what I ordered" } },
+      ],
+      stop_reason: "tool_use",
+    },
+  });
+  const refunded = async () => (await h.db.order.findFirstOrThrow({ where: { number: "A-1004" } })).refundedCents;
+  const approvers = async (handoffId: string) =>
+    (await h.db.handoffApproval.findMany({ where: { handoffId } })).map((a) => a.staffId).sort();
+  const DANA = { customer: "dana@example.com" };
+
+  it("an edit that raises a one-approver refund into the two-approver band waits for a second, different person", async () => {
+    h.script.push(refundA1004(30000)); // $300 of $460: over the automatic limit, under the four-eyes threshold ($400)
+    const out = await h.say("refund $300 of A-1004 please", DANA);
+    const handoff = out.handoffs[0]!;
+    expect(handoff.requiredApprovals).toBe(1);
+
+    const first = await h.decide(handoff.id, "raj@acme.test", "edit", {
+      input: { order_number: "A-1004", amount_cents: 46000, reason: "full refund" },
+      version: 1,
+    });
+    expect(first.outcome).toBe("awaiting_second_approval");
+    expect(first.handoff).toMatchObject({ status: "PENDING", requiredApprovals: 2, amountCents: 46000 });
+    expect(await refunded()).toBe(0);
+    expect(await h.effects()).toHaveLength(0);
+    expect((await refusal(h.decide(handoff.id, "raj@acme.test", "approve", { version: 2 }))).code).toBe("SAME_APPROVER");
+
+    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $460.00 on A-1004." }], stop_reason: "end_turn" } });
+    const second = await h.decide(handoff.id, "ada@acme.test", "approve", { version: 2 });
+    expect(second.outcome).toBe("approved");
+    expect(await refunded()).toBe(46000); // Raj's edit, approved by Ada: what both saw
+    expect(await h.effects()).toHaveLength(1);
+    expect(await approvers(handoff.id)).toEqual([h.staff.ada.id, h.staff.raj.id].sort());
+  });
+
+  it("a second approver who changes the terms voids the first approval: the new terms need another person's", async () => {
+    h.script.push(refundA1004(40000)); // $400: two approvers
+    const out = await h.say("refund $400 of A-1004 please", DANA);
+    const handoff = out.handoffs[0]!;
+    expect(handoff.requiredApprovals).toBe(2);
+    expect((await h.decide(handoff.id, "raj@acme.test", "approve", { version: 1 })).outcome).toBe("awaiting_second_approval");
+
+    // Ada edits it to $460, which Raj never approved: hers is now the first approval of $460, Raj's no longer counts.
+    const edited = await h.decide(handoff.id, "ada@acme.test", "edit", {
+      input: { order_number: "A-1004", amount_cents: 46000, reason: "full refund" },
+      version: 2,
+    });
+    expect(edited.outcome).toBe("awaiting_second_approval");
+    expect(edited.handoff).toMatchObject({ status: "PENDING", requiredApprovals: 2, amountCents: 46000 });
+    expect(await refunded()).toBe(0);
+    expect(await approvers(handoff.id)).toEqual([h.staff.ada.id]);
+    const voided = await h.db.auditEvent.findFirstOrThrow({
+      where: { subject: handoff.id, action: "handoff.first_approval", actor: "ada@acme.test" },
+    });
+    expect(voided.data).toMatchObject({ edited: true, voidedApprovals: ["Raj"] });
+
+    // Raj may now approve the new terms: two people approved $460.
+    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $460.00 on A-1004." }], stop_reason: "end_turn" } });
+    const done = await h.decide(handoff.id, "raj@acme.test", "approve", { version: 3 });
+    expect(done.outcome).toBe("approved");
+    expect(await refunded()).toBe(46000);
+    expect(await h.effects()).toHaveLength(1);
+    expect(await approvers(handoff.id)).toEqual([h.staff.ada.id, h.staff.raj.id].sort());
+  });
+
+  it("a second approver's edit that keeps the terms completes the four eyes, and an edit down keeps the two required", async () => {
+    h.script.push(refundA1004(45000)); // $450: two approvers
+    const out = await h.say("refund $450 of A-1004 please", DANA);
+    const handoff = out.handoffs[0]!;
+    // Raj edits it down to $350 and approves: still two approvers, as the item was raised.
+    const first = await h.decide(handoff.id, "raj@acme.test", "edit", {
+      input: { order_number: "A-1004", amount_cents: 35000, reason: "not what I ordered" },
+      version: 1,
+    });
+    expect(first.outcome).toBe("awaiting_second_approval");
+    expect(first.handoff).toMatchObject({ requiredApprovals: 2, amountCents: 35000 });
+    // Ada "edits" to the very same terms: that is an approval of what Raj approved.
+    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $350.00 on A-1004." }], stop_reason: "end_turn" } });
+    const second = await h.decide(handoff.id, "ada@acme.test", "edit", {
+      input: { order_number: "A-1004", amount_cents: 35000, reason: "not what I ordered" },
+      version: 2,
+    });
+    expect(second.outcome).toBe("approved");
+    expect(await refunded()).toBe(35000);
+    expect(await approvers(handoff.id)).toEqual([h.staff.ada.id, h.staff.raj.id].sort());
+  });
+});
+
 describe("an approver who loses access or authority before the approved call runs", () => {
   // The decision commits; the run is continued later (here: by a worker), when the effect checks its approver again.
   async function approveThenChange(change: (rajId: string) => Promise<unknown>) {
