@@ -18,6 +18,8 @@ import type { StepOutcome } from "./step";
 import { StepWrite } from "./step-write";
 import { advanceToolPhase } from "./tool-phase";
 import { annotateSpan, withSpan } from "@/lib/telemetry/tracing";
+import { connectivityFailureKind } from "@/lib/db/outage";
+import { backoffMs } from "./retry";
 
 /** A lease identity minted by a caller before it creates or resumes a run (so it advances the run itself). */
 export interface LeaseClaim {
@@ -153,8 +155,7 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
   } catch (err) {
     await state.inFlight?.committed.catch(() => undefined); // never let go while a write of ours may still land
     if (err instanceof LeaseLostError) return { claimed: true, phase: "LEASE_LOST" };
-    // Let go at once so another worker may pick the run up (a crash would wait out the lease instead).
-    await releaseRun(db, lease).catch(() => undefined);
+    await stepFailed(runtime, runId, lease, err).catch(() => releaseRun(db, lease).catch(() => undefined));
     throw err;
   } finally {
     clearInterval(heartbeat);
@@ -168,6 +169,36 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
           ? "WAITING_FOR_RETRY"
           : ((await runPhase(db, runId)) ?? "RUNNING");
   return { claimed: true, phase, followUpRunId: outcome.kind === "ended" ? outcome.followUpRunId : null };
+}
+
+/**
+ * A step failed in a way no step handles (a bug, a value the database refuses). The database unreachable: let go at
+ * once, so whoever reaches it first goes on (an outage is not the run's fault, and is not counted). Otherwise the run
+ * waits and is tried again with backoff — never claimed straight back, which would ask the model again in a tight
+ * loop — counted with the model's request attempts; past the policy's budget it ends as a dead letter a person sees.
+ * Written from the run's state as committed: nothing of the failed step landed.
+ */
+async function stepFailed(runtime: RuntimeDeps, runId: string, lease: Lease, err: unknown): Promise<void> {
+  const db = storeOf(runtime.db);
+  if (connectivityFailureKind(err)) return releaseRun(db, lease);
+  const row = await readRunState(db, runId);
+  if (!row) return;
+  const state = await runStateFrom(db, row, lease);
+  const attempts = state.counters.requestAttempts + 1;
+  const w = new StepWrite(state, { counters: { requestAttempts: 1 } });
+  if (attempts < state.policy.rules.budgets.maxRequestAttempts) {
+    const nextAttemptAt = new Date(Date.now() + backoffMs(attempts));
+    await w.transitionTo({ to: "WAITING_FOR_RETRY", release: true, nextAttemptAt }).run(db);
+    return;
+  }
+  const errorText = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 500) : String(err).slice(0, 500);
+  await escalateRun(db, w, {
+    trigger: "no_progress",
+    reason: `A step of the run failed ${attempts} time(s) in a row.`,
+    rootCause: errorText,
+    recommendedAction: "",
+    phase: "DEAD_LETTER",
+  });
 }
 
 /**

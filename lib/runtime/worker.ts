@@ -6,7 +6,7 @@
 import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
 import { claimDueRuns, nextDueAt } from "@/lib/store/runs";
-import { type AdvanceResult, advanceConversationFrom } from "./advance";
+import { type AdvanceResult, advanceConversationFrom, claimFor } from "./advance";
 import type { RuntimeDeps } from "./deps";
 import { expireDueApprovals } from "./resume";
 import { runAfterCommitLoop, runAfterCommitOnce } from "./after-commit";
@@ -20,9 +20,12 @@ const defaultConcurrency = () => env().SUPPORT_WORKER_CONCURRENCY;
 /** Claims up to `limit` due runs and starts advancing them; returns their promises. */
 async function claimAndStart(deps: RuntimeDeps, limit: number): Promise<Array<Promise<AdvanceResult>>> {
   if (limit <= 0) return [];
-  const rows = await claimDueRuns(storeOf(deps.db), deps.workerId, deps.leaseMs, limit);
+  // A fresh identity for every claim: when this worker takes over a run whose lease ran out under its own earlier
+  // advance (a heartbeat that did not land), that advance no longer passes the fence.
+  const prefix = claimFor(deps).workerId;
+  const rows = await claimDueRuns(storeOf(deps.db), prefix, deps.leaseMs, limit);
   return rows.map((row) =>
-    advanceConversationFrom(deps, row.id, { claimedAs: { workerId: `${deps.workerId}:${row.id}`, leaseMs: deps.leaseMs }, runRow: row }),
+    advanceConversationFrom(deps, row.id, { claimedAs: { workerId: `${prefix}:${row.id}`, leaseMs: deps.leaseMs }, runRow: row }),
   );
 }
 
@@ -45,17 +48,25 @@ export async function runWorkerOnce(deps: RuntimeDeps, limit = defaultConcurrenc
 
 /**
  * Runs until the signal aborts. Keeps up to `concurrency` runs in flight; sleeps until a NOTIFY (a run became due),
- * the next retry or lease expiry, or `pollMs` at most. Errors of a pass are logged; the next pass retries.
+ * the next retry or lease expiry, or `pollMs` at most. Errors of a pass are logged; the next pass retries. Once
+ * aborted it claims nothing more and lets the runs in flight finish, for `drainMs` at most (a run still going then is
+ * picked up by another worker when its lease runs out, as after a crash).
  */
 export async function runWorker(
   deps: RuntimeDeps,
-  opts: { signal?: AbortSignal; intervalMs?: number; concurrency?: number } = {},
+  opts: { signal?: AbortSignal; intervalMs?: number; concurrency?: number; drainMs?: number } = {},
 ): Promise<void> {
   const concurrency = opts.concurrency ?? defaultConcurrency();
   const pollMs = opts.intervalMs ?? 5000;
+  const drainMs = opts.drainMs ?? 10_000;
+  const running = new Set<Promise<unknown>>();
   let inFlight = 0;
   let wake: (() => void) | null = null;
+  // A poke that comes while the loop is not asleep (claiming, or reading what is due) is kept: the loop does not
+  // sleep then, or a run that became due meanwhile would wait for the poll interval.
+  let poked = false;
   const poke = () => {
+    poked = true;
     wake?.();
     wake = null;
   };
@@ -66,6 +77,7 @@ export async function runWorker(
   let lastExpiry = 0;
   try {
     while (!opts.signal?.aborted) {
+      poked = false;
       try {
         if (Date.now() - lastExpiry > 1000) {
           lastExpiry = Date.now();
@@ -74,18 +86,24 @@ export async function runWorker(
         const started = await claimAndStart(deps, concurrency - inFlight);
         for (const p of started) {
           inFlight++;
-          p.catch((err) => log.error({ err }, "advancing a run failed")).finally(() => {
-            inFlight--;
-            poke(); // room for another
-          });
+          const settled = p
+            .catch((err) => log.error({ err }, "advancing a run failed"))
+            .finally(() => {
+              inFlight--;
+              running.delete(settled);
+              poke(); // room for another
+            });
+          running.add(settled);
         }
         if (started.length && inFlight < concurrency) continue; // maybe more are due
       } catch (err) {
         if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "worker pass failed"); // an outage is logged once
       }
-      const due = await nextDueAt(storeOf(deps.db)).catch(() => null);
+      // Every slot busy: nothing can be claimed until one frees (its end pokes the loop), however much is due.
+      const due = inFlight >= concurrency ? null : await nextDueAt(storeOf(deps.db)).catch(() => null);
       const untilDue = due ? due.getTime() - Date.now() + 20 : pollMs;
       const wait = Math.max(20, Math.min(pollMs, untilDue));
+      if (poked) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, wait);
         wake = () => {
@@ -95,6 +113,16 @@ export async function runWorker(
       });
     }
   } finally {
+    if (running.size) {
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        Promise.allSettled([...running]).then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), drainMs))),
+      ]);
+      clearTimeout(timer);
+      if (!drained)
+        log.warn({ runs: running.size }, "stopping with runs still in flight; another worker takes them over when their leases run out");
+    }
     unlisten?.();
     await afterCommit;
   }

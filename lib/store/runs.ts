@@ -129,7 +129,7 @@ export async function claimRun(db: Store, lease: Lease): Promise<RunStateRow | n
  * A worker's batch: up to `limit` runs that are due — RUNNING without a live lease (just resumed, or abandoned by a
  * crashed worker) or waiting for a retry whose time has come — claimed in ONE statement. Rows another worker is
  * claiming right now are skipped (FOR UPDATE SKIP LOCKED), so any number of workers share the queue without waiting
- * on each other. Each run gets its own lease owner (`${ownerPrefix}:${runId}`).
+ * on each other. Each run gets its own lease owner (`${ownerPrefix}:${runId}`; the caller makes the prefix fresh for each claim).
  */
 export async function claimDueRuns(db: Store, ownerPrefix: string, leaseMs: number, limit: number): Promise<RunStateRow[]> {
   assertRunTransition("WAITING_FOR_RETRY", "RUNNING");

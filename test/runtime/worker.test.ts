@@ -1,0 +1,310 @@
+// The worker's pass and loop (lib/runtime/worker.ts) and what an advance does when a step fails: a claim is a fresh
+// lease identity (the worker's own earlier advance of a run it takes over is fenced off), a saturated worker waits
+// for a free slot instead of polling, and a step that fails every time backs off and ends as a dead letter instead
+// of asking the model again in a tight loop.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createHarness, type Harness, roundTripsDuring } from "../runtime-harness";
+import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
+import { runWorker, runWorkerOnce } from "@/lib/runtime/worker";
+import { stopListeners } from "@/lib/db/listener";
+import type { ModelClient } from "@/lib/model/types";
+
+// What the worker reads to decide how long to sleep, with a hook that runs right after the read (see the wake-up test).
+const afterDueRead = vi.hoisted(() => ({ hook: null as null | (() => Promise<void>) }));
+vi.mock("@/lib/store/runs", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@/lib/store/runs")>();
+  return {
+    ...real,
+    nextDueAt: async (...args: Parameters<typeof real.nextDueAt>) => {
+      const at = await real.nextDueAt(...args);
+      const hook = afterDueRead.hook;
+      afterDueRead.hook = null;
+      await hook?.();
+      return at;
+    },
+  };
+});
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await stopListeners();
+  await h.close();
+});
+
+/** A run left for the worker (no caller lease). */
+async function startRun(text: string) {
+  const dana = await h.db.customer.findFirstOrThrow({ where: { email: "dana@example.com" } });
+  const { conversation } = await openConversation(h.db, { tenantId: h.acme.id, customerId: dana.id });
+  const intake = await receiveCustomerMessage(h.db, { tenantId: h.acme.id, conversationId: conversation.id, text, model: "m" });
+  if (intake.kind !== "started") throw new Error("expected a run");
+  return { runId: intake.runId, conversationId: conversation.id };
+}
+
+/** The harness's model with every request held until the test releases it (by its 1-based number). */
+function heldModel(inner: ModelClient) {
+  const gates = new Map<number, () => void>();
+  let started = 0;
+  let open = false;
+  const model: ModelClient = {
+    ...inner,
+    countTokens: (req) => inner.countTokens(req),
+    async send(req, opts) {
+      const n = ++started;
+      if (!open) await new Promise<void>((r) => gates.set(n, r));
+      const res = await inner.send(req, opts);
+      // A real model names each tool_use afresh in every response (the offline one derives the id from the request).
+      const content = res.message.content.map((b) => (b.type === "tool_use" ? { ...b, id: `${b.id}_${n}` } : b));
+      return { ...res, message: { ...res.message, content } };
+    },
+  };
+  return {
+    model,
+    started: () => started,
+    release: (n: number) => gates.get(n)?.(),
+    releaseAll: () => {
+      open = true;
+      for (const r of gates.values()) r();
+    },
+  };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("a claim is a lease identity of its own", () => {
+  it("a run the same worker takes over after its lease ran out fences off its earlier advance", async () => {
+    const { runId, conversationId } = await startRun("Where is my order A-1001?");
+    const held = heldModel(h.deps.model);
+    const worker = h.newDeps("worker-1", held.model);
+
+    // Pass 1 claims the run and is inside its model call (request #1).
+    const first = runWorkerOnce(worker, 1);
+    await until(() => held.started() === 1);
+    // Its heartbeat did not land for a lease's length (a database stall): the lease ran out.
+    await h.db.$executeRawUnsafe(`UPDATE "Run" SET "leaseExpiresAt" = now() - interval '1 second' WHERE id = $1`, runId);
+    // The same worker's next pass takes the run over, as it should (it is due): request #2.
+    const second = runWorkerOnce(worker, 1);
+    await until(() => held.started() === 2);
+
+    // The taken-over advance's model answers first: its turn is a fenced write, refused (it ends), or — were it to
+    // pass the fence — written, and the advance would go on to its next request.
+    held.release(1);
+    let firstSettled = false;
+    void first.finally(() => (firstSettled = true));
+    await until(() => firstSettled || held.started() >= 3);
+    // Then the advance that holds the lease gets its answer and writes its turn (and sends its next request) before
+    // anything else moves — were the first still going, its next request would be #3, held.
+    const taken = firstSettled;
+    held.release(2);
+    await until(() => held.started() >= (taken ? 3 : 4));
+    held.releaseAll();
+    await Promise.allSettled([first, second]);
+    // Finished by the advance that held the lease, with no step of it refused on the way.
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ phase: "COMPLETED", requestAttempts: 0 });
+
+    const calls = await h.db.modelCall.findMany({ where: { runId }, select: { turn: true } });
+    const turns = calls.map((c) => c.turn).sort();
+    // One advance held the run: each turn answered once, the tool_use/tool_result pairing kept.
+    expect(turns).toEqual([...new Set(turns)]);
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
+  });
+});
+
+describe("a worker whose slots are all busy", () => {
+  it("waits for a free slot instead of asking the database what is due every 20 ms, then takes the waiting run", async () => {
+    const a = await startRun("Where is my order A-1001?");
+    const b = await startRun("Where is my order A-1002?");
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let requests = 0;
+    const inner = h.deps.model;
+    const model: ModelClient = {
+      ...inner,
+      countTokens: (req) => inner.countTokens(req),
+      async send(req, opts) {
+        requests++;
+        await gate; // the run in the worker's one slot is in a long model call
+        return inner.send(req, opts);
+      },
+    };
+    const stop = new AbortController();
+    let worker!: Promise<void>;
+    const sent = await roundTripsDuring(async () => {
+      worker = runWorker(
+        { ...h.newDeps("worker-1", model), databaseUrl: h.tdb.url },
+        { signal: stop.signal, intervalMs: 5000, concurrency: 1 },
+      );
+      await new Promise((r) => setTimeout(r, 2000));
+    });
+    expect(requests).toBe(1); // one slot: one run in flight, the other due and waiting
+    const polls = sent.filter((s) => /least\(\s*\(SELECT min\("nextAttemptAt"\)/.test(s.text)).length;
+    const claims = sent.filter((s) => /FOR UPDATE SKIP LOCKED/.test(s.text)).length;
+    expect(claims, "the worker claimed at all").toBeGreaterThan(0); // the statements are recognised
+    // With a 5 s poll interval and a wake-up when the slot frees: a query or two, not one every 20 ms.
+    expect(polls, "what-is-due queries in 2 s while saturated").toBeLessThanOrEqual(2);
+
+    // The slot frees: the waiting run is taken at once (the ended advance wakes the loop), not after the poll interval.
+    const freedAt = Date.now();
+    release();
+    await until(async () => (await h.db.run.count({ where: { id: { in: [a.runId, b.runId] }, phase: "COMPLETED" } })) === 2, 4000);
+    expect(Date.now() - freedAt).toBeLessThan(4000);
+    stop.abort();
+    await worker;
+  });
+});
+
+describe("a wake-up", () => {
+  it("that arrives between reading what is due and going to sleep is not lost (no wait for the poll interval)", async () => {
+    let runId = "";
+    // The worker reads that nothing is due; right after, before it sleeps, a run becomes due and its NOTIFY arrives.
+    afterDueRead.hook = async () => {
+      runId = (await startRun("Where is my order A-1001?")).runId;
+      await new Promise((r) => setTimeout(r, 300));
+    };
+    const stop = new AbortController();
+    const worker = runWorker({ ...h.newDeps("worker-1"), databaseUrl: h.tdb.url }, { signal: stop.signal, intervalMs: 10_000 });
+    try {
+      await until(async () => runId !== "" && (await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase === "COMPLETED", 5000);
+    } finally {
+      stop.abort();
+      await worker;
+    }
+  });
+});
+
+describe("stopping", () => {
+  it("lets the runs in flight finish before it returns, and claims nothing more", async () => {
+    const { runId } = await startRun("Where is my order A-1001?");
+    const held = heldModel(h.deps.model);
+    const stop = new AbortController();
+    const worker = runWorker({ ...h.newDeps("worker-1", held.model), databaseUrl: h.tdb.url }, { signal: stop.signal, intervalMs: 5000 });
+    await until(() => held.started() === 1);
+    stop.abort();
+    const later = await startRun("Where is my order A-1002?"); // due after the stop: left for another worker
+    let returned = false;
+    void worker.then(() => (returned = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(returned).toBe(false); // still draining: its run is in a model call
+    held.releaseAll();
+    await worker;
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ phase: "COMPLETED" });
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: later.runId } })).toMatchObject({ phase: "RUNNING", leaseOwner: null });
+  });
+
+  it("for drainMs at most: a run still going then keeps its lease, for another worker once it runs out", async () => {
+    const { runId } = await startRun("Where is my order A-1001?");
+    const held = heldModel(h.deps.model);
+    const stop = new AbortController();
+    const worker = runWorker(
+      { ...h.newDeps("worker-1", held.model), databaseUrl: h.tdb.url },
+      { signal: stop.signal, intervalMs: 5000, drainMs: 200 },
+    );
+    await until(() => held.started() === 1);
+    const stoppedAt = Date.now();
+    stop.abort();
+    await worker;
+    expect(Date.now() - stoppedAt).toBeLessThan(2000);
+    const run = await h.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.phase).toBe("RUNNING");
+    expect(run.leaseOwner).not.toBeNull();
+    held.releaseAll();
+    await until(async () => (await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase === "COMPLETED");
+  });
+});
+
+describe("a run whose step fails every time", () => {
+  /** Refuses this run's model turns in the test's database: stands for any failure of a step that repeats. */
+  async function refuseModelCallsOf(runId: string) {
+    await h.db.$executeRawUnsafe(`
+      CREATE FUNCTION refuse_for_test() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW."runId" = '${runId}' THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$`);
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_for_test BEFORE INSERT ON "ModelCall" FOR EACH ROW EXECUTE FUNCTION refuse_for_test()`,
+    );
+  }
+  function countingModel() {
+    const inner = h.deps.model;
+    const counter = { requests: 0 };
+    const model: ModelClient = {
+      ...inner,
+      countTokens: (req) => inner.countTokens(req),
+      send: (req, opts) => {
+        counter.requests++;
+        return inner.send(req, opts);
+      },
+    };
+    return { model, counter };
+  }
+
+  it("waits and is tried again with backoff, not claimed straight back (the model asked again in a tight loop)", async () => {
+    const { runId } = await startRun("Where is my order A-1001?");
+    await refuseModelCallsOf(runId);
+    const { model, counter } = countingModel();
+    const stop = new AbortController();
+    const worker = runWorker({ ...h.newDeps("worker-1", model), databaseUrl: h.tdb.url }, { signal: stop.signal, intervalMs: 5000 });
+    await new Promise((r) => setTimeout(r, 3000));
+    stop.abort();
+    await worker;
+    const run = await h.db.run.findUniqueOrThrow({ where: { id: runId } });
+    // Backoff from 1–2 s (SUPPORT_RETRY_BASE_MS 2 s): one or two tries in 3 s, not a hundred. A try asks the model
+    // twice: the lookup's turn commits while the next request is already on its way (and is then refused).
+    expect(run.requestAttempts).toBeGreaterThanOrEqual(1);
+    expect(run.requestAttempts).toBeLessThanOrEqual(2);
+    expect(counter.requests).toBeLessThanOrEqual(2 * run.requestAttempts);
+    expect(run).toMatchObject({ phase: "WAITING_FOR_RETRY", leaseOwner: null });
+  });
+
+  it("past the policy's attempt budget it ends as a dead letter a person sees, and the customer is told", async () => {
+    const before = process.env.SUPPORT_RETRY_BASE_MS;
+    process.env.SUPPORT_RETRY_BASE_MS = "20";
+    try {
+      const { runId, conversationId } = await startRun("Where is my order A-1001?");
+      await refuseModelCallsOf(runId);
+      const { model, counter } = countingModel();
+      const stop = new AbortController();
+      const worker = runWorker({ ...h.newDeps("worker-1", model), databaseUrl: h.tdb.url }, { signal: stop.signal, intervalMs: 200 });
+      await until(async () => (await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase === "DEAD_LETTER", 15_000);
+      stop.abort();
+      await worker;
+      const run = await h.db.run.findUniqueOrThrow({ where: { id: runId } });
+      const policy = await h.db.policyVersion.findFirstOrThrow({ where: { tenantId: h.acme.id, version: run.policyVersion } });
+      const budget = (policy.rules as { budgets: { maxRequestAttempts: number } }).budgets.maxRequestAttempts;
+      expect(run.requestAttempts).toBe(budget);
+      expect(counter.requests).toBeLessThanOrEqual(2 * budget); // see above: a try asks twice at most
+      expect(run.outcome).toMatch(/failed \d+ time/);
+      const handoff = await h.db.handoff.findFirstOrThrow({ where: { runId, kind: "ESCALATION" } });
+      expect(handoff.status).toBe("PENDING");
+      const told = await h.db.message.findFirstOrThrow({ where: { conversationId, author: "HARNESS", shownToCustomer: true } });
+      expect(told.displayText).toMatch(/person/);
+    } finally {
+      if (before === undefined) delete process.env.SUPPORT_RETRY_BASE_MS;
+      else process.env.SUPPORT_RETRY_BASE_MS = before;
+    }
+  });
+
+  it("a connection failure is not the run's fault: it is let go at once for whoever reaches the database, nothing counted", async () => {
+    const { runId } = await startRun("Where is my order A-1001?");
+    // The step's statement fails as a lost connection would (SQLSTATE class 08).
+    await h.db.$executeRawUnsafe(`
+      CREATE FUNCTION refuse_for_test() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW."runId" = '${runId}' THEN RAISE EXCEPTION 'connection failure for the test' USING ERRCODE = '08006'; END IF; RETURN NEW; END $$`);
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_for_test BEFORE INSERT ON "ModelCall" FOR EACH ROW EXECUTE FUNCTION refuse_for_test()`,
+    );
+    const pass = await runWorkerOnce(h.newDeps("worker-1"), 1);
+    expect(pass.advanced).toBe(1);
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      phase: "RUNNING",
+      leaseOwner: null,
+      requestAttempts: 0,
+    });
+  });
+});
