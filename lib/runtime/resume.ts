@@ -222,7 +222,8 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
       if (voided.length) s.delete("voided", "HandoffApproval", sql<boolean>`"HandoffApproval"."handoffId" = ${h.id}`);
       s.insert("approval", "HandoffApproval", { id: randomUUID(), handoffId: h.id, staffId: staff.id, version: h.version });
       updateHandoff(s, "handoff", h, {
-        ...(edited ? { editedInput: json(executed), amountCents: amount } : {}),
+        // What waits now: this reviewer's terms (the model's call again, when they edited back to it).
+        ...(newTerms ? { editedInput: edited ? json(executed) : null, amountCents: amount } : {}),
         ...(required !== h.requiredApprovals ? { requiredApprovals: required } : {}),
         claimedById: null,
         claimExpiresAt: null,

@@ -405,6 +405,29 @@ describe("four eyes and edits", () => {
     expect(await approvers(handoff.id)).toEqual([h.staff.ada.id, h.staff.raj.id].sort());
   });
 
+  it("a second approver who edits back to the model's call: those are the terms that wait, and that run", async () => {
+    h.script.push(refundA1004(40000)); // $400: two approvers
+    const out = await h.say("refund $400 of A-1004 please", DANA);
+    const handoff = out.handoffs[0]!;
+    const first = await h.decide(handoff.id, "raj@acme.test", "edit", {
+      input: { order_number: "A-1004", amount_cents: 38000, reason: "not what I ordered" },
+      version: 1,
+    });
+    expect(first.handoff).toMatchObject({ status: "PENDING", amountCents: 38000 });
+    // Ada puts the model's $400 back: Raj approved $380, not this — and $400 is what waits now.
+    const back = await h.decide(handoff.id, "ada@acme.test", "edit", {
+      input: { order_number: "A-1004", amount_cents: 40000, reason: "not what I ordered" },
+      version: 2,
+    });
+    expect(back.outcome).toBe("awaiting_second_approval");
+    expect(back.handoff).toMatchObject({ status: "PENDING", amountCents: 40000 });
+    expect(await approvers(handoff.id)).toEqual([h.staff.ada.id]);
+    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $400.00 on A-1004." }], stop_reason: "end_turn" } });
+    const done = await h.decide(handoff.id, "raj@acme.test", "approve", { version: 3 });
+    expect(done.outcome).toBe("approved");
+    expect(await refunded()).toBe(40000); // what Ada and then Raj approved
+  });
+
   it("a second approver's edit that keeps the terms completes the four eyes, and an edit down keeps the two required", async () => {
     h.script.push(refundA1004(45000)); // $450: two approvers
     const out = await h.say("refund $450 of A-1004 please", DANA);
