@@ -226,8 +226,10 @@ export async function executeCall(
       {},
       async (tx, checks) => {
         // An approver who lost access or authority meanwhile: the transaction rolls back (it wrote nothing but the
-        // renewal) and the call fails with a permission error, below.
-        const revoked = approverRevoked(checks, call);
+        // renewal) and the call fails with a permission error, below — unless the effect already happened under this
+        // key (a retry after its answer was lost): then the tool replays what was done, which stands.
+        const done = tool.sideEffect && !!checks.recordedOutcome;
+        const revoked = done ? null : approverRevoked(checks, call);
         if (revoked) throw new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
         const ctx = context(opts.verification ?? checks);
         failpoint("before-effect", call.name);

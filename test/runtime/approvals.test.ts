@@ -5,6 +5,7 @@ import { decideHandoff, expireDueApprovals } from "@/lib/runtime/resume";
 import { advanceConversationFrom, advanceRun, claimFor } from "@/lib/runtime/advance";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
+import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults";
 
 let h: Harness;
 beforeEach(async () => {
@@ -490,6 +491,38 @@ describe("an approver who loses access or authority before the approved call run
     expect(call.status).toBe("SUCCEEDED");
     expect(await h.effects()).toHaveLength(1);
     expect(order.refundedCents).toBe(25000);
+  });
+
+  it("a refund that already happened (its answer lost) is reported as done on the retry, though the approver left meanwhile", async () => {
+    const before = process.env.SUPPORT_RETRY_BASE_MS;
+    process.env.SUPPORT_RETRY_BASE_MS = "1";
+    clearProviderFaults();
+    try {
+      const { out, handoff } = await parkRefund();
+      injectProviderFault("refund_order", "timeout_after_commit", 1); // the provider acted; its answer never came
+      await h.decide(handoff.id, "raj@acme.test", "approve");
+      const waiting = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+      expect(waiting.status).toBe("RETRY_WAIT");
+      expect(await h.effects()).toHaveLength(1); // the refund happened
+
+      await h.db.staffUser.update({ where: { id: h.staff.raj.id }, data: { deactivatedAt: new Date() } });
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        await runWorkerOnce(h.deps);
+      }
+      const call = await h.db.toolCall.findFirstOrThrow({ where: { id: waiting.id } });
+      // The money moved and the ledger says so: the retry replays that outcome — never "nothing was done".
+      expect({ status: call.status, result: call.result }).toMatchObject({
+        status: "SUCCEEDED",
+        result: { status: "refunded", replayed: true },
+      });
+      expect(await h.db.refund.count()).toBe(1);
+      expect(await h.effects()).toHaveLength(1);
+    } finally {
+      clearProviderFaults();
+      if (before === undefined) delete process.env.SUPPORT_RETRY_BASE_MS;
+      else process.env.SUPPORT_RETRY_BASE_MS = before;
+    }
   });
 });
 
