@@ -285,7 +285,7 @@ export async function consoleEventsAfter(
 ) {
   const deadline = Date.now() + opts.waitMs;
   // For one conversation: the reply being written too (lib/live/drafts) — a change of draft answers the long poll.
-  const draftNow = () => (opts.conversationId ? currentDraft(opts.conversationId) : null);
+  const draftNow = () => (opts.conversationId ? currentDraft({ tenantId, conversationId: opts.conversationId }) : null);
   const draftChanged = () => {
     const d = draftNow();
     return d !== null && d.n !== opts.draftSeen && (d.text !== null || opts.draftSeen !== undefined);

@@ -11,6 +11,8 @@ type Waiter = () => void;
 
 /** The part of a reply being written that is safe to show (lib/runtime/reply-release), by conversation. */
 export interface Draft {
+  /** the shop whose conversation it is: a draft is answered only within its shop */
+  tenantId: string;
   runId: string;
   /** everything released so far; null: the draft ended (its message is stored, or it was dropped) */
   text: string | null;
@@ -79,10 +81,11 @@ function noteAnnounced(conversationId: string, id: bigint): void {
 /** A draft lives at most this long without news (a worker that died mid-reply leaves none behind for good). */
 const DRAFT_TTL_MS = 120_000;
 
-/** The conversation's current draft, if a reply is being written. */
-export function currentDraft(conversationId: string): Draft | null {
+/** The conversation's current draft, if a reply is being written — only for the conversation's own shop. */
+export function currentDraft(scope: { tenantId: string; conversationId: string }): Draft | null {
+  const { conversationId } = scope;
   const d = hub.drafts.get(conversationId);
-  if (!d) return null;
+  if (!d || d.tenantId !== scope.tenantId) return null;
   if (Date.now() - d.at > DRAFT_TTL_MS) {
     hub.drafts.delete(conversationId);
     return null;
@@ -91,10 +94,10 @@ export function currentDraft(conversationId: string): Draft | null {
 }
 
 /** A draft notification (lib/live/drafts): kept if newer than what this process knows, and its waiters woken. */
-export function noteDraft(payload: { c: string; r: string; x: string | null; n: number }): void {
+export function noteDraft(payload: { t: string; c: string; r: string; x: string | null; n: number }): void {
   const known = hub.drafts.get(payload.c);
   if (known && known.runId === payload.r && known.n >= payload.n) return;
-  hub.drafts.set(payload.c, { runId: payload.r, text: payload.x, n: payload.n, at: Date.now() });
+  hub.drafts.set(payload.c, { tenantId: payload.t, runId: payload.r, text: payload.x, n: payload.n, at: Date.now() });
   if (hub.drafts.size > 10_000) {
     for (const [k, d] of hub.drafts) if (Date.now() - d.at > DRAFT_TTL_MS || d.text === null) hub.drafts.delete(k);
   }

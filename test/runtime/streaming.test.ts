@@ -88,7 +88,9 @@ describe("a streamed reply", () => {
       expect(texts.map((t) => t.x)).toContain("Let me check that for you.");
       expect(texts.map((t) => t.x ?? "").join("\n")).not.toMatch(/I've refunded/);
       // The last word of the draft is its end: the stored reply takes its place.
-      expect(currentDraft(out.conversationId)?.text).toBeNull();
+      expect(currentDraft({ tenantId: h.acme.id, conversationId: out.conversationId })?.text).toBeNull();
+      // Another shop never gets it, whatever conversation id it names.
+      expect(currentDraft({ tenantId: "another-shop", conversationId: out.conversationId })).toBeNull();
     } finally {
       stop();
     }

@@ -34,7 +34,7 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
   const live = {
     signal: req.signal,
     wait: (timeoutMs: number, signal: AbortSignal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
-    draft: () => currentDraft(conversation.id),
+    draft: () => currentDraft(scope),
     announced: () => announcedUpTo(conversation.id),
   };
   const stream = after?.success
