@@ -5,6 +5,7 @@ import { AppError, toPublicError } from "@/lib/errors";
 import { ALL_STAFF_ROLES, type SessionClaims, type StaffRole } from "@/lib/auth/claims";
 import { loadStaffContext, type StaffContext } from "@/lib/auth/staff-context";
 import { addLogContext, currentLogContext, log, requestIdFrom, withLogContext } from "@/lib/log";
+import { assertStorable } from "@/lib/storable-text";
 import type { ActionResult } from "./result";
 
 /** What the wrapper needs from the outside; the real ones read the session cookie and the shared database. */
@@ -64,6 +65,7 @@ export function createOperationFactory(deps: OperationDeps) {
         if (!staff) throw new AppError("UNAUTHENTICATED", "Your session is no longer valid. Sign in again.");
         addLogContext({ tenantId: staff.tenantId, staffId: staff.staffId });
         if (!roles.includes(staff.role)) throw new AppError("FORBIDDEN", "Your role cannot do this.");
+        assertStorable(raw, "request"); // nothing the database cannot store reaches an operation: a 400, not a 500
         const parsed = spec.input.safeParse(raw);
         if (!parsed.success) throw new AppError("INVALID_INPUT", describeIssues(parsed.error));
         addLogContext(idsIn(parsed.data));

@@ -1,5 +1,8 @@
 import { AppError } from "@/lib/errors";
 
+/** Years PostgreSQL's timestamps and ISO 8601's four digits both hold: year 0 is valid ISO but no PostgreSQL date. */
+export const inDateRange = (d: Date) => d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999;
+
 /**
  * Keyset cursors of the API's lists: the (createdAt, id) of the last row of a page, opaque to callers. Lists are
  * ordered by (createdAt, id) ascending, so a page never repeats or skips a row when new ones arrive meanwhile.
@@ -17,7 +20,7 @@ export function decodeCursor(raw: string | undefined): Keyset | null {
   if (!raw) return null;
   const [at, id, ...rest] = Buffer.from(raw, "base64url").toString("utf8").split("|");
   const createdAt = new Date(at ?? "");
-  if (rest.length || !id || !/^[A-Za-z0-9_-]{1,64}$/.test(id) || Number.isNaN(createdAt.getTime()))
+  if (rest.length || !id || !/^[A-Za-z0-9_-]{1,64}$/.test(id) || Number.isNaN(createdAt.getTime()) || !inDateRange(createdAt))
     throw new AppError("INVALID_INPUT", "query.cursor: not a cursor this API gave out.");
   return { createdAt, id };
 }

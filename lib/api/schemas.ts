@@ -5,6 +5,7 @@ import { z } from "zod";
 import { handoffPayloadSchema } from "@/lib/handoffs/record";
 import { decisionSchema } from "@/lib/runtime/resume";
 import { API_ERROR_CODES } from "./errors";
+import { inDateRange } from "./cursor";
 
 /** Every named schema, in the order the document lists them. */
 export const API_COMPONENTS: z.ZodType[] = [];
@@ -17,7 +18,7 @@ function component<S extends z.ZodType>(id: string, description: string, schema:
 }
 
 /** A date as the API sends it: an ISO 8601 string in UTC; a Date inside the server. */
-export const isoDate = z.codec(z.iso.datetime({ offset: true }), z.date(), {
+export const isoDate = z.codec(z.iso.datetime({ offset: true }), z.date().refine(inDateRange, "a date between the years 1 and 9999"), {
   decode: (s) => new Date(s),
   encode: (d) => d.toISOString(),
 });
