@@ -36,7 +36,7 @@ import { ToolError, type ToolErrorBody } from "@/lib/tools/types";
 import type { RuntimeDeps } from "./deps";
 import { type Execution, failedSettlement, type RunnableCall } from "./execution";
 import { failpoint } from "./failpoints";
-import { gateCalls, readVerification, type Verification } from "./gating";
+import { gateCalls, readVerification, type UnsavedMoneyCall, unsavedMoneyOf, type Verification } from "./gating";
 import { exhaustedBudget } from "./model-turn";
 import { openEscalation } from "./end";
 import { openApprovals } from "./park";
@@ -74,6 +74,8 @@ interface Scope {
   /** `v1:agent_as_tool:<percent-encoded outer tool_use id>:` */
   scope: string;
   turn: AgentTurn;
+  /** money calls gated in this tool phase whose rows are not written yet, this specialist's and the ones before it */
+  unsaved: UnsavedMoneyCall[];
 }
 
 /**
@@ -88,6 +90,8 @@ export async function runSpecialist(
   agent: string,
   /** the specialists it runs inside, outermost first (nesting) */
   within: string[] = [],
+  /** money calls the phase's earlier specialists gated and have not written yet: counted by this one's gates */
+  unsaved: UnsavedMoneyCall[] = [],
 ): Promise<Execution> {
   const db = storeOf(deps.db);
   const specialist = specialistOf(agent);
@@ -129,6 +133,7 @@ export async function runSpecialist(
     call,
     specialist,
     scope,
+    unsaved,
     turn: turn ?? {
       id: "",
       scope,
@@ -150,11 +155,15 @@ export async function runSpecialist(
       return finish(...unreadable(state, call, specialist, err, await callsOfScope(db, state.ref.id, scope)));
     }
     switch (step.kind) {
-      case "continue":
+      case "continue": {
         save(sp, w, "running");
         await w.run(db);
+        // Its calls are written now: later gates read them from the database.
+        const written = unsaved.filter((u) => u.owner === scope);
+        for (const u of written) unsaved.splice(unsaved.indexOf(u), 1);
         w = new StepWrite(state);
         continue;
+      }
       case "waits":
         // The outer call stays APPROVED (unfinished): it runs again when the run continues.
         save(sp, w, "waiting");
@@ -372,6 +381,7 @@ async function recordCalls(sp: Scope, w: StepWrite, uses: Anthropic.ToolUseBlock
     uses: namespaced,
     known: [],
     gates: deps.gates,
+    unsaved: sp.unsaved,
   });
   for (const g of gated) {
     if (specialist.tools.includes(g.name)) continue;
@@ -392,6 +402,7 @@ async function recordCalls(sp: Scope, w: StepWrite, uses: Anthropic.ToolUseBlock
       records: [...g.records, { gate: "specialist_tools", decision: "deny", reason: `${g.name} is not a tool of this specialist` }],
     });
   }
+  sp.unsaved.push(...unsavedMoneyOf(gated, scope));
   let calls: PhaseCall[] = gated.map((g) => {
     const row = gatedRow(state, g, sp.call.messageSeq, scope);
     // The handoff says which specialist asked (and inside which).
@@ -423,7 +434,7 @@ async function recordCalls(sp: Scope, w: StepWrite, uses: Anthropic.ToolUseBlock
   let followUps: Awaited<ReturnType<typeof runCalls>>["followUps"] = [];
   if (!mustRecordFirst && runnable.length) {
     // Only reads to run: they run now and are recorded with their outcome.
-    const ran = await runCalls(deps, state, calls, runnable, verification, sp.path);
+    const ran = await runCalls(deps, state, calls, runnable, verification, sp.path, sp.unsaved);
     calls = ran.calls.map((c) => ({ ...c, unwritten: undefined }));
     followUps = ran.followUps;
     w.count({ activeMs: ran.activeMs });
@@ -506,7 +517,7 @@ async function toolPhaseOf(sp: Scope, w: StepWrite, last: AgentTurnMessage, veri
   let followUps: Awaited<ReturnType<typeof runCalls>>["followUps"] = [];
   const runnable = runnableCalls(calls);
   if (runnable.length) {
-    const ran = await runCalls(deps, state, calls, runnable, verification, sp.path);
+    const ran = await runCalls(deps, state, calls, runnable, verification, sp.path, sp.unsaved);
     calls = ran.calls;
     followUps = ran.followUps;
     w.count({ activeMs: ran.activeMs });

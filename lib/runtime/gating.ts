@@ -251,13 +251,13 @@ function judgeCall(
  * the others ask on the same order (and, for the customer's automatic limits, for the same customer). Parallel calls
  * cannot split a band.
  */
-function addSameTurnTotals(prepared: Prepared[]): void {
+function addSameTurnTotals(prepared: Prepared[], unsaved: readonly UnsavedMoneyCall[] = []): void {
   const money = prepared.filter(
     (p): p is Extract<Prepared, { kind: "ready" }> & { facts: CallFacts } =>
       p.kind === "ready" && !!p.facts?.totals && p.facts.amountCents !== undefined,
   );
   for (const p of money) {
-    const others = money.filter((o) => o !== p && o.use.name === p.use.name);
+    const others = [...money.filter((o) => o !== p && o.use.name === p.use.name), ...unsaved.filter((o) => o.name === p.use.name)];
     const sameOrder = others
       .filter((o) => o.facts.orderNumber === p.facts.orderNumber)
       .reduce((sum, o) => sum + (o.facts.amountCents ?? 0), 0);
@@ -273,6 +273,26 @@ function addSameTurnTotals(prepared: Prepared[]): void {
       },
     };
   }
+}
+
+/**
+ * A money call gated earlier in the same tool phase whose row is not written yet (a specialist's call waits for the
+ * phase's write): it counts as a call of the same turn, or a specialist run after another would not see it.
+ */
+export interface UnsavedMoneyCall {
+  name: string;
+  facts: CallFacts;
+  /** the specialist scope that gated it (its entries go once that specialist's step is written) */
+  owner: string;
+}
+
+/** The money calls of `gated` a later gate must count (not refused): to keep while their rows are not written. */
+export function unsavedMoneyOf(gated: GatedCall[], owner: string): UnsavedMoneyCall[] {
+  return gated.flatMap((g) => {
+    const facts = g.gateFacts as CallFacts | null;
+    if (g.status === "DENIED" || !facts?.totals || facts.amountCents === undefined) return [];
+    return [{ name: g.name, facts, owner }];
+  });
 }
 
 /**
@@ -292,6 +312,8 @@ export async function gateCalls(
     known: Array<{ toolUseId: string }>;
     gates?: readonly Gate[];
     prior?: Map<string, { id: string; attempts: number }>;
+    /** money calls of the same tool phase not written yet (see UnsavedMoneyCall) */
+    unsaved?: readonly UnsavedMoneyCall[];
   },
 ): Promise<{ verification: Verification; gated: GatedCall[] }> {
   // Read alongside what the calls read (one round trip, not two).
@@ -312,7 +334,7 @@ export async function gateCalls(
     ctx.previousCall = { name: use.name, canonicalInput: canonicalJson(use.input ?? {}) };
   }
   const prepared = await Promise.all(pending);
-  addSameTurnTotals(prepared);
+  addSameTurnTotals(prepared, a.unsaved);
   const conversation = await verification;
   return {
     verification: conversation,

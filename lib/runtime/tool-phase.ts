@@ -18,7 +18,7 @@ import { escalateRun, openEscalation } from "./end";
 import { failpoint } from "./failpoints";
 import { runSpecialist } from "./agent-as-tool";
 import { executeCall, type Execution } from "./execution";
-import { type GatedCall, gateCalls, type Verification } from "./gating";
+import { type GatedCall, gateCalls, type UnsavedMoneyCall, type Verification } from "./gating";
 import { type CallToPark, park } from "./park";
 import { queuedBytesBudget } from "./context";
 import { actedCall, extendTranscript, type RunState } from "./run-state";
@@ -87,7 +87,10 @@ export function runnableCalls<C extends ToolCallRow>(calls: C[], now = Date.now(
 
 /**
  * Runs calls concurrently (the next request waits for all) and folds their outcomes into the phase's calls. A call
- * of a specialist runs the specialist (./agent-as-tool); any other runs its tool (./execution).
+ * of a specialist runs the specialist (./agent-as-tool); any other runs its tool (./execution). Specialists run one
+ * after another: each gates the money calls it proposes on totals read from the database, so one must have recorded
+ * its calls before the next reads them — side by side, two specialists each saw nothing of the other's refund on the
+ * same order, and split it past the automatic band or the ceiling.
  */
 export async function runCalls(
   deps: RuntimeDeps,
@@ -97,13 +100,22 @@ export async function runCalls(
   verification?: Verification,
   /** the specialists these calls were raised in, outermost first (none: the run's own) */
   specialists: string[] = [],
+  /** money calls gated in this phase and not written yet (see UnsavedMoneyCall): shared by its specialists */
+  unsaved: UnsavedMoneyCall[] = [],
 ) {
-  const executions = await Promise.all(
-    runnable.map((c) => {
+  const executions: Execution[] = new Array(runnable.length);
+  const oneAfterAnother = async () => {
+    for (const [i, c] of runnable.entries()) {
       const agent = getTool(c.name)?.agent;
-      return agent ? runSpecialist(deps, state, c, agent, specialists) : executeCall(deps, state, c, { verification });
+      if (agent) executions[i] = await runSpecialist(deps, state, c, agent, specialists, unsaved);
+    }
+  };
+  await Promise.all([
+    ...runnable.map(async (c, i) => {
+      if (!getTool(c.name)?.agent) executions[i] = await executeCall(deps, state, c, { verification });
     }),
-  );
+    oneAfterAnother(),
+  ]);
   return foldExecutions(calls, runnable, executions);
 }
 

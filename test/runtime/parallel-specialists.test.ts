@@ -1,0 +1,106 @@
+// The refund bands are on totals, and two specialists consulted in the SAME model turn count against each other: the
+// second judges its refund with the first's (lib/runtime/tool-phase runCalls runs them one after another; a call the
+// first gated and has not written yet counts as a call of the same turn — lib/runtime/gating UnsavedMoneyCall).
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../runtime-harness";
+import { SPECIALISTS } from "@/lib/agents/specialists";
+import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness();
+  await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((s) => s.tool)] }));
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const text = (t: string) => ({ type: "text" as const, text: t });
+const use = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
+const toolUse = (...uses: ReturnType<typeof use>[]): OfflineStep => ({ reply: { content: uses, stop_reason: "tool_use" } });
+const endTurn = (t: string): OfflineStep => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
+
+const isSpecialist = (req: OfflineRequest) => {
+  const system = typeof req.system === "string" ? req.system : (req.system ?? []).map((b) => b.text).join("\n");
+  return !system.startsWith("You are the front") && /specialist of an online shop/.test(system);
+};
+const answeredTools = (req: OfflineRequest) => {
+  const last = req.messages[req.messages.length - 1]!;
+  return Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result");
+};
+
+describe("two specialists in one turn cannot split a refund", () => {
+  it("two returns specialists in one turn, $90 each on the $250 order A-1002: at most $100 may be refunded without a person", async () => {
+    let agentTurns = 0;
+    let n = 0;
+    for (let i = 0; i < 8; i++) {
+      h.script.push({
+        fn: (req) => {
+          if (isSpecialist(req)) {
+            if (answeredTools(req)) return endTurn("Refunded $90.00 on A-1002.");
+            n++;
+            return toolUse(use(`r${n}`, "refund_order", { order_number: "A-1002", amount_cents: 9000, reason: "arrived damaged" }));
+          }
+          agentTurns++;
+          if (agentTurns === 1)
+            return toolUse(
+              use("s1", "ask_returns_specialist", { task: "The sleeve arrived torn; refund 90 dollars.", order_number: "A-1002" }),
+              use("s2", "ask_returns_specialist", { task: "The zip arrived broken; refund 90 dollars.", order_number: "A-1002" }),
+            );
+          return endTurn("Both refunds are done.");
+        },
+      });
+    }
+    const out = await h.say("A-1002: the sleeve is torn ($90) and the zip is broken ($90). Ask your returns team for each.", {
+      customer: "dana@example.com",
+    });
+
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } });
+    const calls = await h.db.toolCall.findMany({ where: { runId: out.runId!, name: "refund_order" } });
+    const auto = calls.filter((c) => c.status === "SUCCEEDED" && c.decidedById === null);
+    // Policy: refunds on one order total ≤ $100 automatically; $180 needs a person.
+    expect({ refundedCents: order.refundedCents, automatic: auto.length, statuses: calls.map((c) => c.status) }).toMatchObject({
+      refundedCents: 9000,
+      automatic: 1,
+    });
+  });
+
+  it("two returns specialists in one turn, $300 each on A-1003 ($820): $600 is above the $500 ceiling — one waits for a person, the other is refused and escalated", async () => {
+    let agentTurns = 0;
+    let n = 0;
+    for (let i = 0; i < 8; i++) {
+      h.script.push({
+        fn: (req) => {
+          if (isSpecialist(req)) {
+            if (answeredTools(req)) return endTurn("Refunded $300.00 on A-1003.");
+            n++;
+            return toolUse(use(`r${n}`, "refund_order", { order_number: "A-1003", amount_cents: 30000, reason: "lost in transit" }));
+          }
+          agentTurns++;
+          if (agentTurns === 1)
+            return toolUse(
+              use("s1", "ask_returns_specialist", { task: "Parcel lost: refund 300 dollars for the tent.", order_number: "A-1003" }),
+              use("s2", "ask_returns_specialist", { task: "Parcel lost: refund 300 dollars for the stove.", order_number: "A-1003" }),
+            );
+          return endTurn("Both refunds are done.");
+        },
+      });
+    }
+    const out = await h.say("A-1003 never arrived. $300 for the tent and $300 for the stove, one specialist each.", {
+      customer: "dana@example.com",
+    });
+    expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+    const calls = await h.db.toolCall.findMany({ where: { runId: out.runId!, name: "refund_order" } });
+    const handoffs = await h.db.handoff.findMany({ where: { runId: out.runId!, kind: "APPROVAL" } });
+    // Each handoff shows the reviewer "$300.00" on its own (one approver each); Raj (authority $1,000) approves both.
+    for (const x of handoffs) await h.decide(x.id, "raj@acme.test", "approve");
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1003" } });
+    const what = JSON.stringify({ gated: calls.map((c) => c.status), approvals: handoffs.length, refundedCents: order.refundedCents });
+    // Policy: refunds on an order above $500 in total "cannot be approved in the queue".
+    expect(order.refundedCents, what).toBeLessThanOrEqual(50000);
+    expect(handoffs, what).toHaveLength(1);
+    expect(calls.map((c) => c.status).sort(), what).toEqual(["DENIED", "PARKED"]); // as gated, before the decision
+    const escalation = await h.db.handoff.findFirstOrThrow({ where: { conversationId: out.conversationId, kind: "ESCALATION" } });
+    expect(escalation.payload).toMatchObject({ trigger: "policy_ceiling" });
+  });
+});
