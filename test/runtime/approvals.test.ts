@@ -347,6 +347,7 @@ describe("four eyes and edits", () => {
       stop_reason: "tool_use",
     },
   });
+  const endTurn = (text: string) => ({ reply: { content: [{ type: "text" as const, text }], stop_reason: "end_turn" } });
   const refunded = async () => (await h.db.order.findFirstOrThrow({ where: { number: "A-1004" } })).refundedCents;
   const approvers = async (handoffId: string) =>
     (await h.db.handoffApproval.findMany({ where: { handoffId } })).map((a) => a.staffId).sort();
@@ -368,7 +369,7 @@ describe("four eyes and edits", () => {
     expect(await h.effects()).toHaveLength(0);
     expect((await refusal(h.decide(handoff.id, "raj@acme.test", "approve", { version: 2 }))).code).toBe("SAME_APPROVER");
 
-    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $460.00 on A-1004." }], stop_reason: "end_turn" } });
+    h.script.push(endTurn("Refunded $460.00 on A-1004."));
     const second = await h.decide(handoff.id, "ada@acme.test", "approve", { version: 2 });
     expect(second.outcome).toBe("approved");
     expect(await refunded()).toBe(46000); // Raj's edit, approved by Ada: what both saw
@@ -398,7 +399,7 @@ describe("four eyes and edits", () => {
     expect(voided.data).toMatchObject({ edited: true, voidedApprovals: ["Raj"] });
 
     // Raj may now approve the new terms: two people approved $460.
-    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $460.00 on A-1004." }], stop_reason: "end_turn" } });
+    h.script.push(endTurn("Refunded $460.00 on A-1004."));
     const done = await h.decide(handoff.id, "raj@acme.test", "approve", { version: 3 });
     expect(done.outcome).toBe("approved");
     expect(await refunded()).toBe(46000);
@@ -423,7 +424,7 @@ describe("four eyes and edits", () => {
     expect(back.outcome).toBe("awaiting_second_approval");
     expect(back.handoff).toMatchObject({ status: "PENDING", amountCents: 40000 });
     expect(await approvers(handoff.id)).toEqual([h.staff.ada.id]);
-    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $400.00 on A-1004." }], stop_reason: "end_turn" } });
+    h.script.push(endTurn("Refunded $400.00 on A-1004."));
     const done = await h.decide(handoff.id, "raj@acme.test", "approve", { version: 3 });
     expect(done.outcome).toBe("approved");
     expect(await refunded()).toBe(40000); // what Ada and then Raj approved
@@ -441,7 +442,7 @@ describe("four eyes and edits", () => {
     expect(first.outcome).toBe("awaiting_second_approval");
     expect(first.handoff).toMatchObject({ requiredApprovals: 2, amountCents: 35000 });
     // Ada "edits" to the very same terms: that is an approval of what Raj approved.
-    h.script.push({ reply: { content: [{ type: "text" as const, text: "Refunded $350.00 on A-1004." }], stop_reason: "end_turn" } });
+    h.script.push(endTurn("Refunded $350.00 on A-1004."));
     const second = await h.decide(handoff.id, "ada@acme.test", "edit", {
       input: { order_number: "A-1004", amount_cents: 35000, reason: "not what I ordered" },
       version: 2,

@@ -29,28 +29,41 @@ const answeredTools = (req: OfflineRequest) => {
   return Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result");
 };
 
+/**
+ * Scripts one turn that consults the returns specialist twice at once, each proposing `amount_cents` on `order`
+ * (then reporting it done), and the agent's closing reply.
+ */
+function scriptTwoSpecialists(order: string, amount_cents: number, tasks: [string, string], reason: string) {
+  let agentTurns = 0;
+  let n = 0;
+  for (let i = 0; i < 8; i++) {
+    h.script.push({
+      fn: (req) => {
+        if (isSpecialist(req)) {
+          if (answeredTools(req)) return endTurn(`Refunded on ${order}.`);
+          n++;
+          return toolUse(use(`r${n}`, "refund_order", { order_number: order, amount_cents, reason }));
+        }
+        agentTurns++;
+        if (agentTurns === 1)
+          return toolUse(
+            use("s1", "ask_returns_specialist", { task: tasks[0], order_number: order }),
+            use("s2", "ask_returns_specialist", { task: tasks[1], order_number: order }),
+          );
+        return endTurn("Both refunds are done.");
+      },
+    });
+  }
+}
+
 describe("two specialists in one turn cannot split a refund", () => {
   it("two returns specialists in one turn, $90 each on the $250 order A-1002: at most $100 may be refunded without a person", async () => {
-    let agentTurns = 0;
-    let n = 0;
-    for (let i = 0; i < 8; i++) {
-      h.script.push({
-        fn: (req) => {
-          if (isSpecialist(req)) {
-            if (answeredTools(req)) return endTurn("Refunded $90.00 on A-1002.");
-            n++;
-            return toolUse(use(`r${n}`, "refund_order", { order_number: "A-1002", amount_cents: 9000, reason: "arrived damaged" }));
-          }
-          agentTurns++;
-          if (agentTurns === 1)
-            return toolUse(
-              use("s1", "ask_returns_specialist", { task: "The sleeve arrived torn; refund 90 dollars.", order_number: "A-1002" }),
-              use("s2", "ask_returns_specialist", { task: "The zip arrived broken; refund 90 dollars.", order_number: "A-1002" }),
-            );
-          return endTurn("Both refunds are done.");
-        },
-      });
-    }
+    scriptTwoSpecialists(
+      "A-1002",
+      9000,
+      ["The sleeve arrived torn; refund 90 dollars.", "The zip arrived broken; refund 90 dollars."],
+      "arrived damaged",
+    );
     const out = await h.say("A-1002: the sleeve is torn ($90) and the zip is broken ($90). Ask your returns team for each.", {
       customer: "dana@example.com",
     });
@@ -66,26 +79,12 @@ describe("two specialists in one turn cannot split a refund", () => {
   });
 
   it("two returns specialists in one turn, $300 each on A-1003 ($820): $600 is above the $500 ceiling — one waits for a person, the other is refused and escalated", async () => {
-    let agentTurns = 0;
-    let n = 0;
-    for (let i = 0; i < 8; i++) {
-      h.script.push({
-        fn: (req) => {
-          if (isSpecialist(req)) {
-            if (answeredTools(req)) return endTurn("Refunded $300.00 on A-1003.");
-            n++;
-            return toolUse(use(`r${n}`, "refund_order", { order_number: "A-1003", amount_cents: 30000, reason: "lost in transit" }));
-          }
-          agentTurns++;
-          if (agentTurns === 1)
-            return toolUse(
-              use("s1", "ask_returns_specialist", { task: "Parcel lost: refund 300 dollars for the tent.", order_number: "A-1003" }),
-              use("s2", "ask_returns_specialist", { task: "Parcel lost: refund 300 dollars for the stove.", order_number: "A-1003" }),
-            );
-          return endTurn("Both refunds are done.");
-        },
-      });
-    }
+    scriptTwoSpecialists(
+      "A-1003",
+      30000,
+      ["Parcel lost: refund 300 dollars for the tent.", "Parcel lost: refund 300 dollars for the stove."],
+      "lost in transit",
+    );
     const out = await h.say("A-1003 never arrived. $300 for the tent and $300 for the stove, one specialist each.", {
       customer: "dana@example.com",
     });
