@@ -19,7 +19,12 @@ const vitestJson = path.join(dir, "vitest.json");
 const SUITES = {
   injection: "test/security/injection.test.ts",
   matrix: "test/security/authz-matrix.test.ts",
-  splits: ["test/runtime/policy-totals.test.ts", "test/runtime/specialists.test.ts"],
+  splits: [
+    "test/runtime/policy-totals.test.ts",
+    "test/runtime/specialists.test.ts",
+    "test/runtime/parallel-specialists.test.ts",
+    "test/runtime/cross-conversation-race.test.ts",
+  ],
   fuzz: "test/fuzz",
 };
 

@@ -15,6 +15,7 @@ import { settleCall } from "@/lib/store/tool-calls";
 import { type Sql, Statement } from "@/lib/store/statement";
 import { getTool } from "@/lib/tools/registry";
 import { type EscalationRequest, ToolError, type ToolErrorBody } from "@/lib/tools/types";
+import { AUTOMATIC_BAND_GATE, AutomaticBandChanged, assertStillAutomatic, judgedAgainWhereItActs } from "./automatic-band";
 import type { RuntimeDeps } from "./deps";
 import { failpoint } from "./failpoints";
 import { readVerification, type Verification } from "./gating";
@@ -231,7 +232,10 @@ export async function executeCall(
         const done = tool.sideEffect && !!checks.recordedOutcome;
         const revoked = done ? null : approverRevoked(checks, call);
         if (revoked) throw new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
-        const ctx = context(opts.verification ?? checks);
+        const verification = opts.verification ?? checks;
+        // Allowed automatically on totals read before it was saved: judged again on what is done now (./automatic-band).
+        if (!done && judgedAgainWhereItActs(tool, call)) await assertStillAutomatic(tx, { state, call, tool, input, verification });
+        const ctx = context(verification);
         failpoint("before-effect", call.name);
         const toolStarted = performance.now();
         let outcome: Execution["settled"];
@@ -294,6 +298,19 @@ export async function executeCall(
   } catch (err) {
     if ((err as Error)?.name === "LeaseLostError") throw err;
     if (stepError) throw stepError.err;
+    if (err instanceof AutomaticBandChanged) {
+      // Nothing was done (the transaction rolled back): the call goes back to the gates, due now.
+      const judgedAgain = { gate: AUTOMATIC_BAND_GATE, reason: err.reason, policyVersion: state.policy.version };
+      const settled = {
+        status: "DEFERRED",
+        result: null,
+        isError: false,
+        attempts: call.attempts,
+        nextAttemptAt: new Date(),
+        judgedAgain,
+      } as const;
+      return { settled, written: false, activeMs: elapsed(), ...none };
+    }
     // The effect's transaction rolled back whole: nothing happened. The outcome is written by the caller.
     return { settled: failedSettlement(state, call, failureOf(err, call.name), attempt), written: false, activeMs: elapsed(), ...none };
   }

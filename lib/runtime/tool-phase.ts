@@ -155,7 +155,7 @@ export async function settlePhase(
   w: StepWrite,
   phaseCalls: PhaseCall[],
   followUps: Array<{ call: PhaseCall; execution: Execution }>,
-): Promise<{ calls: PhaseCall[]; toPark: CallToPark[]; parked: boolean; retryAt: Date | null }> {
+): Promise<{ calls: PhaseCall[]; toPark: CallToPark[]; parked: boolean; retryAt: Date | null; judgedAgain: boolean }> {
   let calls = phaseCalls;
   for (const { call, execution } of followUps) {
     if (execution.escalation) {
@@ -180,7 +180,9 @@ export async function settlePhase(
         ? [c.waitsFor.retryAt.getTime()]
         : [],
   );
-  return { calls, toPark, parked, retryAt: retries.length ? new Date(Math.min(...retries)) : null };
+  // A call its band sent back to the gates where it was to act (./automatic-band) is judged again at once.
+  const judgedAgain = calls.some((c) => c.unwritten?.judgedAgain);
+  return { calls, toPark, parked, retryAt: retries.length ? new Date(Math.min(...retries)) : null, judgedAgain };
 }
 
 /**
@@ -210,10 +212,15 @@ export async function finishToolPhase(
 ): Promise<StepOutcome> {
   const db = inTx?.tx ?? storeOf(deps.db);
   const { ref } = state;
-  const { calls, toPark, parked, retryAt } = await settlePhase(db, w, f.calls, f.followUps);
+  const { calls, toPark, parked, retryAt, judgedAgain } = await settlePhase(db, w, f.calls, f.followUps);
   if (parked) {
     state.transcript = null;
     return park(deps, w, toPark);
+  }
+  if (judgedAgain && !inTx) {
+    // Back to the gates now, in this advance (the next step is this tool phase again): no wait for a worker.
+    await w.run(db);
+    return { kind: "next" };
   }
   if (retryAt) {
     await w.transitionTo({ to: "WAITING_FOR_RETRY", release: true, nextAttemptAt: retryAt }).run(db);

@@ -51,9 +51,10 @@ export const TOOL_CALL_TRANSITIONS: Readonly<Record<ToolCallStatus, readonly Too
   GATED: ["APPROVED", "PARKED", "DEFERRED", "DENIED"],
   PARKED: ["APPROVED", "DENIED", "EXPIRED"],
   DEFERRED: [], // gated again: the row is replaced by a new decision
-  APPROVED: ["EXECUTING", "SUCCEEDED", "FAILED", "RETRY_WAIT"],
+  // → DEFERRED: an automatic call no longer within its band where it acts, gated again (lib/runtime/automatic-band)
+  APPROVED: ["EXECUTING", "SUCCEEDED", "FAILED", "RETRY_WAIT", "DEFERRED"],
   EXECUTING: ["SUCCEEDED", "FAILED", "RETRY_WAIT"],
-  RETRY_WAIT: ["EXECUTING", "SUCCEEDED", "FAILED", "RETRY_WAIT"],
+  RETRY_WAIT: ["EXECUTING", "SUCCEEDED", "FAILED", "RETRY_WAIT", "DEFERRED"],
   SUCCEEDED: [],
   FAILED: [],
   DENIED: [],

@@ -128,10 +128,13 @@ export interface CallSettlement {
   isError: boolean;
   attempts: number;
   nextAttemptAt?: Date | null;
+  /** the call goes back to the gates (DEFERRED) on this gate's word, recorded in the audit trail with its reason */
+  judgedAgain?: { gate: string; reason: string; policyVersion: number };
 }
 
-/** Adds the UPDATE recording a call's outcome. */
+/** Adds the UPDATE recording a call's outcome (and, for a call judged again, the gate decision that sent it back). */
 export function settleCall(s: Statement, name: string, callId: string, c: CallSettlement, opts: Omit<WriteOptions, "where"> = {}): void {
+  const again = c.judgedAgain;
   s.update(
     name,
     "ToolCall",
@@ -141,11 +144,30 @@ export function settleCall(s: Statement, name: string, callId: string, c: CallSe
       isError: c.isError,
       attempts: c.attempts,
       nextAttemptAt: c.nextAttemptAt ?? null,
+      ...(again ? { gateDecision: sql`'defer'::"GateOutcome"`, gateReason: again.reason } : {}),
       updatedAt: sql`now()`,
     },
     sql<boolean>`"ToolCall".id = ${callId}`,
-    opts,
+    again ? { ...opts, returning: sql`"ToolCall".id, "ToolCall"."tenantId", "ToolCall"."runId", "ToolCall"."toolUseId"` } : opts,
   );
+  if (again) {
+    s.insert(
+      `${name}_gate`,
+      "GateDecision",
+      {
+        id: sql`gen_random_uuid()::text`,
+        tenantId: sql`${sql.ref(`${name}.tenantId`)}`,
+        runId: sql`${sql.ref(`${name}.runId`)}`,
+        toolCallId: sql`${sql.ref(`${name}.id`)}`,
+        toolUseId: sql`${sql.ref(`${name}.toolUseId`)}`,
+        gate: again.gate,
+        decision: sql`'defer'::"GateOutcome"`,
+        reason: again.reason,
+        policyVersion: again.policyVersion,
+      },
+      { from: [name] },
+    );
+  }
 }
 
 const CALL_COLUMNS = [

@@ -17,12 +17,14 @@ export const createReplacement = defineTool({
   inputSchema: createReplacementInputSchema,
   sideEffect: true,
   accountAction: true,
+  limitedOnTotals: true,
   async facts(input, ctx) {
     const facts = await moneyFacts(ctx.db, {
       tenantId: ctx.tenantId,
       tool: "create_replacement",
       orderNumber: input.order_number,
       callId: ctx.callId,
+      counting: ctx.counting,
       windowDays: ctx.policy.rules.replacement.autoPerCustomerWindowDays,
       summary: `Replace ${input.order_number.toUpperCase()}`,
     });

@@ -155,6 +155,7 @@ const OPEN_CALL = sql`('PARKED', 'DEFERRED', 'APPROVED', 'EXECUTING', 'RETRY_WAI
  * The facts of a money-moving call (a refund or a replacement), with the totals its limits apply to (see
  * lib/policy): what was already done on the order, what is waiting on it (parked or approved, not run — in any
  * conversation), and what was done automatically for the order's customer within the policy's window. One query.
+ * `counting: "done"` leaves out what waits (an automatic call judged again where it acts: lib/runtime/automatic-band).
  * `amount` says what a call of this tool is worth: a refund its amount, a replacement the order's value.
  */
 export async function moneyFacts(
@@ -168,9 +169,12 @@ export async function moneyFacts(
     summary: string;
     /** the call being judged: its own waiting row is not counted */
     callId?: string;
+    /** "done": what waits for a decision or to run is not counted (FactsContext `counting`) */
+    counting?: "all" | "done";
   },
 ): Promise<CallFacts> {
   const number = normaliseOrderNumber(a.orderNumber);
+  const done = a.counting === "done";
   const worth =
     a.tool === "refund_order"
       ? sql`(coalesce(c."effectiveInput", c.input)->>'amount_cents')::int`
@@ -190,10 +194,10 @@ export async function moneyFacts(
   }>`
     SELECT o."customerId", o.status::text AS status, o."totalCents", o."refundedCents",
       (SELECT count(*)::int FROM "Shipment" s WHERE s."orderId" = o.id AND s.kind = 'replacement') AS replacements,
-      ${sum(sql`c.status IN ${OPEN_CALL} AND c."gateFacts"->>'orderNumber' = ${number}`)} AS pending,
+      ${done ? sql`0` : sum(sql`c.status IN ${OPEN_CALL} AND c."gateFacts"->>'orderNumber' = ${number}`)} AS pending,
       ${sum(sql`c.status = 'SUCCEEDED' AND c."decidedById" IS NULL AND c."gateFacts"->>'customerId' = o."customerId"
                 AND c."createdAt" > now() - make_interval(days => ${a.windowDays}::int)`)} AS "customerAuto",
-      ${sum(sql`c.status IN ('APPROVED', 'EXECUTING', 'RETRY_WAIT') AND c."decidedById" IS NULL AND c."gateFacts"->>'customerId' = o."customerId"`)} AS "customerPendingAuto"
+      ${done ? sql`0` : sum(sql`c.status IN ('APPROVED', 'EXECUTING', 'RETRY_WAIT') AND c."decidedById" IS NULL AND c."gateFacts"->>'customerId' = o."customerId"`)} AS "customerPendingAuto"
     FROM "Order" o WHERE o."tenantId" = ${a.tenantId} AND o.number = ${number}`.execute(db);
   const order = rows[0];
   const amountCents = a.tool === "refund_order" ? a.amountCents : order?.totalCents;

@@ -18,6 +18,7 @@ export const refundOrder = defineTool({
   inputSchema: refundOrderInputSchema,
   sideEffect: true,
   accountAction: true,
+  limitedOnTotals: true,
   facts: (input, ctx) =>
     moneyFacts(ctx.db, {
       tenantId: ctx.tenantId,
@@ -25,6 +26,7 @@ export const refundOrder = defineTool({
       orderNumber: input.order_number,
       amountCents: input.amount_cents,
       callId: ctx.callId,
+      counting: ctx.counting,
       windowDays: ctx.policy.rules.refund.autoPerCustomerWindowDays,
       summary: `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`,
     }),

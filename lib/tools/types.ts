@@ -112,6 +112,11 @@ export interface FactsContext {
   policy: Policy;
   /** the call being judged (its own waiting row is not counted in the totals) */
   callId?: string;
+  /**
+   * "done": only what is done counts in the totals (nothing waiting, nothing of the same turn) — the facts an
+   * automatic call is judged on again where it acts (lib/runtime/automatic-band). Default "all".
+   */
+  counting?: "all" | "done";
 }
 
 export interface ToolDefinition<I = any> {
@@ -141,6 +146,12 @@ export interface ToolDefinition<I = any> {
   escalation?: (input: I) => EscalationRequest;
   /** Reads what gates and handoff records need (order, amount) without acting. */
   facts(input: I, ctx: FactsContext): Promise<CallFacts>;
+  /**
+   * Its limits apply to totals that other conversations change (money: refunds, replacements): a call allowed
+   * automatically is judged again in its effect's transaction, under the customer's lock, on what is done by then
+   * (lib/runtime/automatic-band) — two conversations at once cannot each spend the same automatic allowance.
+   */
+  limitedOnTotals?: boolean;
   /**
    * A read-only tool whose answer is the row its gates read (a lookup): reads the facts and that row in one statement,
    * in place of `facts`, when the call is gated. A call allowed and run in the same advance gets the row as

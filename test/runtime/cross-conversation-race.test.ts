@@ -1,0 +1,180 @@
+// The automatic bands are on totals, and a customer with two conversations open at once (two tabs, a phone and a
+// laptop) must not get past them by asking in both at the same moment. The gates read the totals before the call is
+// saved, so both requests can be judged on a world where the other has not happened yet; an automatic call is
+// therefore judged again where it acts — in its effect's transaction, under the customer's lock, on what is done
+// (lib/runtime/automatic-band). These tests hold both gate reads until both have happened, so the race is certain.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runWorkerOnce } from "@/lib/runtime/worker";
+import { getTool } from "@/lib/tools/registry";
+import type { ToolDefinition } from "@/lib/tools/types";
+import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
+import { createHarness, type Harness } from "../runtime-harness";
+
+let h: Harness;
+let restore: (() => void) | null = null;
+beforeAll(() => {
+  process.env.SUPPORT_DEFER_MS = "1";
+});
+afterAll(() => {
+  delete process.env.SUPPORT_DEFER_MS;
+});
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  restore?.();
+  restore = null;
+  await h.close();
+});
+
+const DANA = { customer: "dana@example.com" };
+
+/**
+ * Holds every read of `tool`'s gate facts until `n` reads have happened (or 5 s have passed): all `n` calls are judged
+ * on the world as it was before any of them was saved.
+ */
+function holdGateReads(toolName: string, n: number): () => void {
+  const tool = getTool(toolName) as ToolDefinition<unknown>;
+  const original = tool.facts;
+  const waiting: Array<() => void> = [];
+  tool.facts = async (input, ctx) => {
+    const facts = await original.call(tool, input, ctx);
+    if (waiting.length < n) {
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        if (waiting.length === n) for (const r of waiting) r();
+        setTimeout(resolve, 5000);
+      });
+    }
+    return facts;
+  };
+  return () => {
+    tool.facts = original;
+  };
+}
+
+/**
+ * The model of every conversation here: its first request proposes the call its customer's first message names
+ * ("refund 9000 on A-1002", "replace A-1001"); once it has the result, it says so.
+ */
+function scriptCalls(count: number) {
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    h.script.push({
+      fn: (req: OfflineRequest): OfflineStep => {
+        const last = req.messages[req.messages.length - 1]!;
+        if (Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result")) {
+          return { reply: { content: [{ type: "text", text: "Done, as the result says." }], stop_reason: "end_turn" } };
+        }
+        const first = req.messages[0]!;
+        const said = typeof first.content === "string" ? first.content : JSON.stringify(first.content);
+        const refund = /refund (\d+) on (A-\d+)/.exec(said);
+        const replace = /replace (A-\d+)/.exec(said);
+        n++;
+        const use = refund
+          ? { name: "refund_order", input: { order_number: refund[2], amount_cents: Number(refund[1]), reason: "arrived damaged" } }
+          : { name: "create_replacement", input: { order_number: replace![1], reason: "arrived damaged" } };
+        return { reply: { content: [{ type: "tool_use", id: `toolu_race_${n}`, ...use }], stop_reason: "tool_use" } };
+      },
+    });
+  }
+}
+
+/** Both messages at once, each in its own new conversation of Dana's (each answered in its own advance). */
+function atOnce(a: string, b: string) {
+  return Promise.all([h.say(a, DANA), h.say(b, DANA)]);
+}
+
+async function callsOf(name: string) {
+  return h.db.toolCall.findMany({ where: { name }, orderBy: { createdAt: "asc" } });
+}
+
+describe("two conversations of one customer at once cannot split past a band", () => {
+  it("$90 in each of two tabs on the $250 order A-1002: $90 is refunded automatically, the other $90 waits for a person", async () => {
+    scriptCalls(8);
+    restore = holdGateReads("refund_order", 2);
+    const [a, b] = await atOnce("refund 9000 on A-1002 please", "refund 9000 on A-1002 please");
+
+    const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } });
+    const calls = await callsOf("refund_order");
+    // Both were judged on a world without the other (the race happened).
+    expect(calls.map((c) => (c.gateFacts as { totals: { orderPendingCents: number } }).totals.orderPendingCents)).toEqual([0, 0]);
+    expect(order.refundedCents).toBe(9000);
+    expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED"]);
+    // The one that waits says why: the other's $90 is done.
+    const pending = await h.pendingHandoffs();
+    expect(pending).toHaveLength(1);
+    expect(pending[0]!.reason).toMatch(/\$90\.00 already refunded on A-1002/);
+    // Judged again at once, in the same advance: no worker needed for the customer to hear that a person decides.
+    expect([a.phase, b.phase].sort()).toEqual(["COMPLETED", "WAITING_FOR_APPROVAL"]);
+    // The audit trail says the call was judged again where it acted, and why.
+    const parked = calls.find((c) => c.status === "PARKED")!;
+    const gates = await h.db.gateDecision.findMany({ where: { toolCallId: parked.id }, orderBy: { createdAt: "asc" } });
+    expect(gates.map((g) => `${g.gate}:${g.decision}`)).toContain("automatic_band:defer");
+    expect(await h.effects()).toHaveLength(1);
+
+    // A person approves it: it runs, once, and that run's conversation completes.
+    const decided = await h.decide(pending[0]!.id, "rita@acme.test", "approve");
+    expect(decided.outcome).toBe("approved");
+    for (let i = 0; i < 3; i++) await runWorkerOnce(h.deps);
+    expect((await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } })).refundedCents).toBe(18000);
+    expect(await h.effects()).toHaveLength(2);
+    const after = await h.db.run.findMany({ where: { id: { in: [a.runId!, b.runId!] } }, select: { phase: true } });
+    expect(after.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await h.transcriptProblems(a.conversationId)).toEqual([]);
+    expect(await h.transcriptProblems(b.conversationId)).toEqual([]);
+  });
+
+  it("four tabs at once, $40 each on two orders: the customer's $150 allows three; the fourth waits, and nothing deadlocks", async () => {
+    scriptCalls(16);
+    restore = holdGateReads("refund_order", 4);
+    const texts = ["refund 4000 on A-1002", "refund 4000 on A-1004", "refund 4000 on A-1002", "refund 4000 on A-1004"];
+    const outs = await Promise.all(texts.map((t) => h.say(t, DANA)));
+    expect(outs.map((o) => o.phase).sort()).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "WAITING_FOR_APPROVAL"]);
+
+    const orders = await h.db.order.findMany({ where: { number: { in: ["A-1002", "A-1004"] } } });
+    expect(orders.reduce((sum, o) => sum + o.refundedCents, 0)).toBe(12000);
+    const calls = await callsOf("refund_order");
+    expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED", "SUCCEEDED", "SUCCEEDED"]);
+    expect(await h.db.run.count({ where: { phase: "DEAD_LETTER" } })).toBe(0);
+  });
+
+  it("$90 on A-1002 and $90 on A-1004 at once: each order is within its band, but the customer's $150 is not", async () => {
+    scriptCalls(8);
+    restore = holdGateReads("refund_order", 2);
+    await atOnce("refund 9000 on A-1002 please", "refund 9000 on A-1004 please");
+
+    const orders = await h.db.order.findMany({ where: { number: { in: ["A-1002", "A-1004"] } } });
+    expect(orders.reduce((sum, o) => sum + o.refundedCents, 0)).toBe(9000);
+    const calls = await callsOf("refund_order");
+    expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED"]);
+    const pending = await h.pendingHandoffs();
+    expect(pending).toHaveLength(1);
+    expect(pending[0]!.rule?.reason).toMatch(/automatic refunds in the last 30 days would reach \$180\.00/);
+  });
+
+  it("a replacement of A-1001 in each of two tabs, with a $50 automatic limit: one ships, the other waits", async () => {
+    await h.publish((r) => ({ ...r, replacement: { ...r.replacement, autoMaxCents: 5000 } }));
+    scriptCalls(8);
+    restore = holdGateReads("create_replacement", 2);
+    await atOnce("replace A-1001 please, it arrived damaged", "replace A-1001 please, it arrived damaged");
+
+    const shipments = await h.db.shipment.findMany({ where: { kind: "replacement" } });
+    expect(shipments).toHaveLength(1);
+    const calls = await callsOf("create_replacement");
+    expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED"]);
+  });
+});
+
+describe("what the band allows still runs automatically when tabs race", () => {
+  it("$40 and $40 on A-1002 at once: both refunded, no person asked", async () => {
+    scriptCalls(8);
+    restore = holdGateReads("refund_order", 2);
+    const [a, b] = await atOnce("refund 4000 on A-1002 please", "refund 4000 on A-1002 please");
+
+    expect((await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } })).refundedCents).toBe(8000);
+    expect((await callsOf("refund_order")).map((c) => c.status)).toEqual(["SUCCEEDED", "SUCCEEDED"]);
+    expect([a.phase, b.phase]).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await h.pendingHandoffs()).toHaveLength(0);
+  });
+});
