@@ -9,9 +9,9 @@
 import { sql } from "kysely";
 import { sendWithNext, type Store } from "@/lib/db/kysely";
 import { evaluateGates, POLICY_GATES } from "@/lib/gates/evaluate";
+import type { ToolCallRow } from "@/lib/store/tool-calls";
 import type { ToolDefinition } from "@/lib/tools/types";
 import { canonicalJson } from "./idempotency";
-import type { RunnableCall } from "./execution";
 import type { Verification } from "./gating";
 import type { RunState } from "./run-state";
 
@@ -27,7 +27,7 @@ export class AutomaticBandChanged extends Error {
 }
 
 /** Whether the call is one to judge again: automatic (no person decided it), of a tool limited on totals. */
-export function judgedAgainWhereItActs(tool: ToolDefinition, call: Pick<RunnableCall, "decidedById">): boolean {
+export function judgedAgainWhereItActs(tool: ToolDefinition, call: Pick<ToolCallRow, "decidedById">): boolean {
   return !!tool.limitedOnTotals && tool.sideEffect && !call.decidedById;
 }
 
@@ -37,7 +37,7 @@ export function judgedAgainWhereItActs(tool: ToolDefinition, call: Pick<Runnable
  */
 export async function assertStillAutomatic(
   tx: Store,
-  a: { state: RunState; call: RunnableCall; tool: ToolDefinition; input: Record<string, unknown>; verification: Verification },
+  a: { state: RunState; call: Pick<ToolCallRow, "id">; tool: ToolDefinition; input: Record<string, unknown>; verification: Verification },
 ): Promise<void> {
   const { state, call, tool, input, verification } = a;
   const customer = verification.verifiedCustomerId;
