@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { storeOf } from "@/lib/db/kysely";
@@ -217,6 +218,29 @@ describe("signed webhooks from the outbox", () => {
     await deliverUntil(() => rx.received.length >= 3);
     expect(rx.received.map((r) => r.type)).toEqual(["handoff.created", "handoff.decided", "run.completed"]);
     expect(new Set(rx.received.map((r) => r.id)).size).toBe(3);
+  });
+
+  it("an endpoint deleted while its events are fanned out is left out; the other endpoints' deliveries are queued, nothing fails", async () => {
+    const rx = await receiver();
+    const gone = await createWebhookEndpoint(h.db, admin(), { url: rx.url, eventTypes: ["handoff.created"] });
+    const kept = await createWebhookEndpoint(h.db, admin(), { url: `${rx.url}/kept`, eventTypes: ["handoff.created"] });
+    await h.say(REFUND_A1002);
+    // The admin's delete has run but not committed when the fan-out reads the endpoints; it commits while the
+    // fan-out waits on the row (before: the delivery's foreign key failed the whole pass, logged as an error).
+    const adminTx = new pg.Client({ connectionString: h.tdb.url });
+    await adminTx.connect();
+    try {
+      await adminTx.query("BEGIN");
+      await adminTx.query(`DELETE FROM "WebhookEndpoint" WHERE id = $1`, [gone.endpoint.id]);
+      const fanning = fanOutWebhookEvents(storeOf(h.db));
+      await sleep(300);
+      await adminTx.query("COMMIT");
+      expect(await fanning).toMatchObject({ events: 1, deliveries: 1 });
+    } finally {
+      await adminTx.end();
+    }
+    const rows = await h.db.webhookDelivery.findMany({ where: { eventType: "handoff.created" } });
+    expect(rows.map((r) => r.endpointId)).toEqual([kept.endpoint.id]);
   });
 
   it("another shop's endpoints never receive this shop's events; unsubscribed types are not sent", async () => {

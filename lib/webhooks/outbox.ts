@@ -27,6 +27,9 @@ export async function fanOutWebhookEvents(db: Store, limit = 500): Promise<{ eve
         JOIN "WebhookEndpoint" e ON e."tenantId" = ev."tenantId" AND e.enabled
           AND CASE WHEN ev."endpointId" IS NOT NULL THEN e.id = ev."endpointId" ELSE ev.type = ANY(e."eventTypes") END
         ORDER BY ev.seq, e.id
+        -- An endpoint being deleted right now: wait for that, and leave it out if it is gone (its delivery's foreign
+        -- key would otherwise fail the whole pass).
+        FOR KEY SHARE OF e
         ON CONFLICT ("endpointId", "eventId") DO NOTHING
         RETURNING 1
       ), done AS (
