@@ -148,7 +148,10 @@ export async function receiveCustomerMessage(
       ...(a.clientIp ? { clientIp: a.clientIp } : {}),
     },
     sql<boolean>`"Conversation".id = ${a.conversationId} AND "Conversation"."tenantId" = ${a.tenantId}`,
-    { returning: sql`"messageCount", "activeRunId", status::text AS status, ("activeRunId" = ${runId}) AS started` },
+    {
+      returning: sql`"messageCount", "activeRunId", status::text AS status, ("activeRunId" = ${runId}) AS started,
+        "verifiedCustomerId", "verificationExpiresAt", "verificationLevel"::text AS "verificationLevel"`,
+    },
   );
   addRun(
     s,
@@ -213,9 +216,13 @@ export async function receiveCustomerMessage(
     runPhase: string | null;
     conversationSpend: bigint;
     shopSpend: bigint;
+    verifiedCustomerId: string | null;
+    verificationExpiresAt: Date | null;
+    verificationLevel: string | null;
   }>(
     db,
     sql`msg.seq, conv.started, conv."activeRunId", conv.status, (SELECT version FROM pol) AS "policyVersion",
+      conv."verifiedCustomerId", conv."verificationExpiresAt", conv."verificationLevel",
       (SELECT phase::text FROM "Run" WHERE id = conv."activeRunId") AS "runPhase",
       ${conversationSpendSql(a.conversationId)} AS "conversationSpend", ${shopSpendTodaySql(a.tenantId)} AS "shopSpend" FROM msg, conv`,
   );
@@ -233,7 +240,9 @@ export async function receiveCustomerMessage(
       model: a.model,
       spend: { conversation: Number(row.conversationSpend), shopDay: Number(row.shopSpend) },
     });
-    return { kind: "started", seq: row.seq, runId, run: { state, messageSeq: row.seq } };
+    const { verifiedCustomerId, verificationExpiresAt, verificationLevel } = row;
+    const verification = { verifiedCustomerId, verificationExpiresAt, verificationLevel };
+    return { kind: "started", seq: row.seq, runId, run: { state, messageSeq: row.seq, verification } };
   }
   if (row.activeRunId) {
     if (row.runPhase === "WAITING_FOR_APPROVAL" && row.status !== "human")

@@ -13,7 +13,7 @@ import type { RuntimeDeps } from "./deps";
 import { endRun, escalateRun } from "./end";
 import { failpoint } from "./failpoints";
 import { runModelTurn } from "./model-turn";
-import { extendTranscript, landInFlight, type RunState, runStateFrom } from "./run-state";
+import { type CreatedRun, extendTranscript, landInFlight, type RunState, runStateFrom } from "./run-state";
 import type { StepOutcome } from "./step";
 import { StepWrite } from "./step-write";
 import { advanceToolPhase } from "./tool-phase";
@@ -63,7 +63,7 @@ export interface AdvanceOptions {
   /** The caller created or resumed the run with this lease already taken (see `claimFor`). */
   claimedAs?: LeaseClaim;
   /** With `claimedAs`: the run as the caller just created it (intake), saving reads. */
-  run?: { state: RunStateRow; messageSeq: number } | null;
+  run?: CreatedRun | null;
   /** With `claimedAs`: the run's state as the caller knows it (a worker that claimed it). */
   runRow?: RunStateRow;
   /** With `claimedAs`: the run as the decision that resumed it read it, with its transcript and last calls. */
@@ -102,8 +102,10 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
   annotateSpan({ "tenant.id": state.ref.tenantId, "conversation.id": state.ref.conversationId });
   // The message that started the run is its transcript's last row (while the run is active only its lease holder
   // adds one), so if this process knows everything up to it, that is the transcript.
-  if (opts.run) state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
-  else {
+  if (opts.run) {
+    state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
+    state.verification = opts.run.verification ?? null;
+  } else {
     // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while the
     // transcript is read — or take both from the decision that resumed it (it read them behind its COMMIT).
     const [rows, calls] = await Promise.all([

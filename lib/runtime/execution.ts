@@ -172,6 +172,8 @@ export async function executeCall(
   const db = storeOf(deps.db);
   const { ref } = state;
   const tool = getTool(call.name);
+  // A call that writes may change who the visitor is (verify_customer): the gates read the verification afresh after it.
+  if (!tool?.readOnly) state.verification = null;
   const started = performance.now();
   const attempt = call.attempts + 1;
   const elapsed = () => performance.now() - started;

@@ -15,7 +15,7 @@ import { getTool } from "@/lib/tools/registry";
 import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
 import { canonicalJson, idempotencyKey } from "./idempotency";
 import { backoffMs } from "./retry";
-import type { RunRef } from "./run-state";
+import type { RunRef, Verification } from "./run-state";
 import { setting } from "@/lib/env";
 import { log } from "@/lib/log";
 
@@ -25,11 +25,7 @@ export interface ToolUse {
   input: unknown;
 }
 
-export interface Verification {
-  verifiedCustomerId: string | null;
-  verificationExpiresAt: Date | null;
-  verificationLevel: string | null;
-}
+export type { Verification };
 
 /** The conversation's verification as it is now (gates check it; execution binds it). */
 export async function readVerification(db: Store, conversationId: string): Promise<Verification> {
@@ -314,10 +310,12 @@ export async function gateCalls(
     prior?: Map<string, { id: string; attempts: number }>;
     /** money calls of the same tool phase not written yet (see UnsavedMoneyCall) */
     unsaved?: readonly UnsavedMoneyCall[];
+    /** the conversation's verification as the advance knows it (RunState `verification`); otherwise it is read */
+    verification?: Verification | null;
   },
 ): Promise<{ verification: Verification; gated: GatedCall[] }> {
-  // Read alongside what the calls read (one round trip, not two).
-  const verification = readVerification(db, a.run.conversationId);
+  // Known, or read alongside what the calls read (one round trip, not two).
+  const verification = a.verification ? Promise.resolve(a.verification) : readVerification(db, a.run.conversationId);
   verification.catch(() => undefined); // awaited below; a failing read must not leave it unhandled
   const ctx: GateContext = {
     run: a.run,

@@ -8,6 +8,13 @@ import type { Store } from "@/lib/db/kysely";
 
 export type { RunCountersState, RunDone, RunStateRow };
 
+/** The conversation's verification: who the visitor proved to be, how, and until when. */
+export interface Verification {
+  verifiedCustomerId: string | null;
+  verificationExpiresAt: Date | null;
+  verificationLevel: string | null;
+}
+
 /** Which run, of which tenant and conversation. */
 export interface RunRef {
   id: string;
@@ -39,6 +46,13 @@ export interface RunState {
   recordedCalls: { seq: number; calls: import("@/lib/store/tool-calls").ToolCallRow[] } | null;
   /** A step whose commit is still in flight while the next model request goes out (see `InFlightStep`). */
   inFlight: InFlightStep | null;
+  /**
+   * The conversation's verification as this advance knows it (the intake that started the run returned it), for the
+   * gates — or null: read it. Only verify_customer changes it within a run (it drops this copy before it runs); the
+   * widget may meanwhile renew the same customer's verification, and a gate judging on the expiry it knew at worst
+   * asks again. A side effect still reads it afresh in its own transaction.
+   */
+  verification: Verification | null;
 }
 
 /**
@@ -55,10 +69,14 @@ export interface InFlightStep {
   committed: Promise<TranscriptRow[]>;
 }
 
-/** A run as the caller that created it knows it: its state, and the customer message that started it. */
+/**
+ * A run as the caller that created it knows it: its state, the customer message that started it, and the
+ * conversation's verification as that statement left it.
+ */
 export interface CreatedRun {
   state: RunStateRow;
   messageSeq: number;
+  verification?: Verification;
 }
 
 /** A new run's state as its creator writes it (every counter at zero), so whoever advances it need not read it. */
@@ -123,6 +141,7 @@ export async function runStateFrom(db: Store, row: RunStateRow, lease: Lease): P
     spend: { conversation: Number(conversationCostMicros), shopDay: Number(shopDayCostMicros) },
     recordedCalls: null,
     inFlight: null,
+    verification: null,
   };
 }
 

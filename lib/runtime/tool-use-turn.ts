@@ -40,6 +40,7 @@ export async function recordToolUseTurn(
     uses,
     known: [],
     gates: deps.gates,
+    verification: state.verification,
   });
 
   // A refusal that must not be retried around (above the refund ceiling) starts the escalation itself.

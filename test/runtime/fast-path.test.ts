@@ -1,7 +1,7 @@
 // The hot path records each step in one statement on the pg pool (lib/db/sql). These are the races and stale
 // copies that could make such a statement lose something; each must fall back to the transactional path.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../runtime-harness";
+import { createHarness, type Harness, statementsSentDuring } from "../runtime-harness";
 import { receiveCustomerMessage } from "@/lib/conversations/intake";
 import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import type { ModelClient } from "@/lib/model/types";
@@ -322,5 +322,39 @@ describe("intake in one statement", () => {
     });
     expect(await h.db.message.count()).toBe(before);
     expect(await h.db.run.count({ where: { conversationId } })).toBe(1);
+  });
+});
+
+describe("the verification the gates judge on", () => {
+  const use = (name: string, input: unknown) => ({ type: "tool_use" as const, name, input });
+  const toolUse = (...uses: ReturnType<typeof use>[]) => ({ reply: { content: uses, stop_reason: "tool_use" } });
+
+  it("a run's first tool turn is gated on the verification its intake returned: the conversation is not read again", async () => {
+    const { conversationId } = await h.say("hi", { customer: "dana@example.com" });
+    h.script.push(toolUse(use("lookup_order", { order_number: "A-1002" })), endTurn("A-1002 was delivered."));
+    let runId = "";
+    const sent = await statementsSentDuring(async () => {
+      ({ runId } = await sendAndAdvance(conversationId, "where is A-1002?", h.deps.model));
+    });
+    expect(sent.filter((t) => /^select "verifiedCustomerId"/i.test(t.trim()))).toEqual([]);
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId, name: "lookup_order" } });
+    expect(call).toMatchObject({ status: "SUCCEEDED", isError: false });
+  });
+
+  it("a visitor who verifies in the run and then asks for a refund in it: the gates see who they now are", async () => {
+    const { conversationId } = await h.say("hi");
+    h.script.push(
+      toolUse(use("verify_customer", { email: "dana@example.com", order_number: "A-1002" })),
+      toolUse(use("refund_order", { order_number: "A-1002", amount_cents: 4000, reason: "arrived damaged" })),
+      endTurn("Refunded $40.00."),
+    );
+    const { runId, result } = await sendAndAdvance(conversationId, "I'm dana@example.com, A-1002: refund $40 please", h.deps.model);
+    expect(result.phase).toBe("COMPLETED");
+    const calls = await h.db.toolCall.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
+    expect(calls.map((c) => [c.name, c.status])).toEqual([
+      ["verify_customer", "SUCCEEDED"],
+      ["refund_order", "SUCCEEDED"],
+    ]);
+    expect((await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } })).refundedCents).toBe(4000);
   });
 });
