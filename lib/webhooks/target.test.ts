@@ -49,11 +49,34 @@ describe("which addresses are private", () => {
     "fd12:3456::1",
     "::ffff:127.0.0.1",
     "::ffff:a9fe:a9fe",
+    // IPv6 forms that carry an IPv4 address: IPv4-compatible, NAT64 (well-known and local-use prefixes), 6to4
+    "::7f00:1",
+    "::127.0.0.1",
+    "::a9fe:a9fe",
+    "64:ff9b::7f00:1",
+    "64:ff9b::169.254.169.254",
+    "64:ff9b:1::a00:1",
+    "2002:7f00:1::1",
+    "2002:a9fe:a9fe::",
+    // Teredo (its server and client addresses are IPv4, the client's obfuscated), site-local, discard-only
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "fec0::1",
+    "100::1",
   ])("%s is refused", (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"])("%s is public", (address) => {
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "172.32.0.1",
+    "93.184.216.34",
+    "2606:4700:4700::1111",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808", // NAT64 of 8.8.8.8
+    "2002:808:808::1", // 6to4 of 8.8.8.8
+    "2001:db9::1",
+  ])("%s is public", (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
 });
@@ -66,6 +89,8 @@ describe("delivering", () => {
     ["the same written in hex", () => `http://0x7f.0.0.1:${port}/hooks`],
     ["the same as one number", () => `http://2130706433:${port}/hooks`],
     ["an IPv4-mapped IPv6 address", () => `http://[::ffff:127.0.0.1]:${port}/hooks`],
+    ["a NAT64 address of a loopback one", () => `http://[64:ff9b::7f00:1]:${port}/hooks`],
+    ["an IPv4-compatible IPv6 address", () => `http://[::7f00:1]:${port}/hooks`],
     ["localhost", () => `http://localhost:${port}/hooks`],
     ["a name under localhost", () => `http://hooks.localhost:${port}/hooks`],
   ])("to %s is refused with the reason, and nothing is sent", async (_, url) => {

@@ -25,18 +25,52 @@ for (const [address, prefix] of [
 ] as const)
   notPublic.addSubnet(address, prefix, "ipv4");
 for (const [address, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  ["::", 96], // unspecified, loopback, and IPv4-compatible (::a.b.c.d, deprecated: never a public receiver)
+  ["100::", 64], // discard-only
+  ["2001::", 32], // Teredo: its server and (obfuscated) client addresses are IPv4
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated)
   ["ff00::", 8], // multicast
 ] as const)
   notPublic.addSubnet(address, prefix, "ipv6");
 
-/** Whether an IP address is not on the public internet (IPv4-mapped IPv6 addresses are checked as IPv4). */
+/** Whether an IP address is not on the public internet (an IPv6 address that carries an IPv4 one: as that one). */
 export function isPrivateAddress(address: string): boolean {
-  const family = net.isIPv6(address) ? "ipv6" : "ipv4";
-  return notPublic.check(address, family);
+  if (!net.isIPv6(address)) return notPublic.check(address, "ipv4");
+  if (notPublic.check(address, "ipv6")) return true; // IPv4-mapped addresses (::ffff:a.b.c.d) are checked as IPv4
+  const carried = carriedIPv4(address);
+  return carried !== null && notPublic.check(carried, "ipv4");
+}
+
+/**
+ * The IPv4 address a translated IPv6 one reaches: NAT64 (64:ff9b::/96, and the local-use 64:ff9b:1::/48) carries it
+ * in its last 32 bits, 6to4 (2002::/16) in the 32 after the prefix. null for any other address.
+ */
+function carriedIPv4(address: string): string | null {
+  const words = ipv6Words(address);
+  if (!words) return null;
+  const ipv4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && (words.slice(2, 6).every((w) => w === 0) || words[2] === 1);
+  if (nat64) return ipv4(words[6]!, words[7]!);
+  if (words[0] === 0x2002) return ipv4(words[1]!, words[2]!);
+  return null;
+}
+
+/** The eight 16-bit words of an IPv6 address (with `::` expanded and a trailing dotted IPv4 part converted). */
+function ipv6Words(address: string): number[] | null {
+  let text = address.split("%")[0]!;
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split("::") as [string, string | undefined];
+  const part = (s: string | undefined) => (s ? s.split(":").map((w) => Number.parseInt(w, 16)) : []);
+  const left = part(head);
+  const right = part(tail);
+  const words = tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : null;
 }
 
 export const privateTargetsAllowed = () => env().SUPPORT_WEBHOOK_PRIVATE_TARGETS === "allow";
