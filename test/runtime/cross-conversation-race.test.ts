@@ -4,6 +4,7 @@
 // therefore judged again where it acts — in its effect's transaction, under the customer's lock, on what is done
 // (lib/runtime/automatic-band). These tests hold both gate reads until both have happened, so the race is certain.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SPECIALISTS } from "@/lib/agents/specialists";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolDefinition } from "@/lib/tools/types";
@@ -163,6 +164,46 @@ describe("two conversations of one customer at once cannot split past a band", (
     expect(shipments).toHaveLength(1);
     const calls = await callsOf("create_replacement");
     expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED"]);
+  });
+});
+
+describe("through the returns specialist", () => {
+  const isSpecialist = (req: OfflineRequest) => {
+    const system = typeof req.system === "string" ? req.system : (req.system ?? []).map((b) => b.text).join("\n");
+    return !system.startsWith("You are the front") && /specialist of an online shop/.test(system);
+  };
+  const answered = (req: OfflineRequest) => {
+    const last = req.messages[req.messages.length - 1]!;
+    return Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result");
+  };
+
+  it("each tab's agent asks the returns specialist for $90 on A-1002 at once: one refund runs, the other waits for a person", async () => {
+    await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((x) => x.tool)] }));
+    let n = 0;
+    for (let i = 0; i < 16; i++)
+      h.script.push({
+        fn: (req): OfflineStep => {
+          n++;
+          const reply = (content: unknown[], stop_reason: string): OfflineStep => ({ reply: { content, stop_reason } as never });
+          if (isSpecialist(req)) {
+            if (answered(req)) return reply([{ type: "text", text: "Done as the result says." }], "end_turn");
+            const input = { order_number: "A-1002", amount_cents: 9000, reason: "arrived damaged" };
+            return reply([{ type: "tool_use", id: `toolu_sp_${n}`, name: "refund_order", input }], "tool_use");
+          }
+          if (answered(req)) return reply([{ type: "text", text: "The returns team has it." }], "end_turn");
+          const task = { task: "Refund 90 dollars on A-1002, it arrived damaged.", order_number: "A-1002" };
+          return reply([{ type: "tool_use", id: `toolu_ag_${n}`, name: "ask_returns_specialist", input: task }], "tool_use");
+        },
+      });
+    restore = holdGateReads("refund_order", 2);
+    await atOnce("refund on A-1002 please", "refund on A-1002 please");
+    for (let i = 0; i < 5; i++) await runWorkerOnce(h.deps);
+
+    expect((await h.db.order.findFirstOrThrow({ where: { number: "A-1002" } })).refundedCents).toBe(9000);
+    const calls = await callsOf("refund_order");
+    expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED"]);
+    expect(await h.pendingHandoffs()).toHaveLength(1);
+    expect(await h.effects()).toHaveLength(1);
   });
 });
 
