@@ -1,7 +1,8 @@
 // The background worker: expires approvals past their TTL, and advances runs that are due — just resumed, waiting
 // for a retry whose time has come, or abandoned by a crashed worker (its lease ran out). Any number of workers, in
 // any number of processes, share the queue: each pass claims a batch with FOR UPDATE SKIP LOCKED and advances its
-// runs concurrently; a NOTIFY wakes it at once when a run becomes due, a timer when a retry or a lease comes due.
+// runs concurrently; a NOTIFY wakes it at once when a run becomes due, a timer when a retry or a lease comes due (a
+// run that starts waiting for a retry NOTIFYs too, so a sleeping worker sets its timer by it).
 // Beside the runs it does the after-commit work (lib/runtime/after-commit): audit records sealed, webhooks sent.
 import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
@@ -47,10 +48,10 @@ export async function runWorkerOnce(deps: RuntimeDeps, limit = defaultConcurrenc
 }
 
 /**
- * Runs until the signal aborts. Keeps up to `concurrency` runs in flight; sleeps until a NOTIFY (a run became due),
- * the next retry or lease expiry, or `pollMs` at most. Errors of a pass are logged; the next pass retries. Once
- * aborted it claims nothing more and lets the runs in flight finish, for `drainMs` at most (a run still going then is
- * picked up by another worker when its lease runs out, as after a crash).
+ * Runs until the signal aborts. Keeps up to `concurrency` runs in flight; sleeps until a NOTIFY (a run became due or
+ * began to wait for a retry), the next retry or lease expiry, or `pollMs` at most. Errors of a pass are logged; the
+ * next pass retries. Once aborted it claims nothing more and lets the runs in flight finish, for `drainMs` at most (a
+ * run still going then is picked up by another worker when its lease runs out, as after a crash).
  */
 export async function runWorker(
   deps: RuntimeDeps,

@@ -180,6 +180,27 @@ describe("a wake-up", () => {
   });
 });
 
+describe("a retry", () => {
+  it("a run that starts waiting for a retry wakes a sleeping worker to set its timer: taken when due, not at the poll interval", async () => {
+    process.env.SUPPORT_RETRY_BASE_MS = "200";
+    const stop = new AbortController();
+    // Nothing is due: the worker goes to sleep for its whole poll interval (10 s).
+    const worker = runWorker({ ...h.newDeps("worker-1"), databaseUrl: h.tdb.url }, { signal: stop.signal, intervalMs: 10_000 });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      // The model is overloaded once: the run, advanced by the request that took the message, waits ~200 ms to retry.
+      h.script.push({ http: 529 }, { reply: { content: [{ type: "text", text: "A-1001 was delivered." }], stop_reason: "end_turn" } });
+      const out = await h.say("Where is my order A-1001?", { customer: "dana@example.com" });
+      expect(out.phase).toBe("WAITING_FOR_RETRY");
+      await until(async () => (await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).phase === "COMPLETED", 3000);
+    } finally {
+      stop.abort();
+      await worker;
+      delete process.env.SUPPORT_RETRY_BASE_MS;
+    }
+  });
+});
+
 describe("stopping", () => {
   it("lets the runs in flight finish before it returns, and claims nothing more", async () => {
     const { runId } = await startRun("Where is my order A-1001?");
