@@ -36,9 +36,9 @@ import { ToolError, type ToolErrorBody } from "@/lib/tools/types";
 import type { RuntimeDeps } from "./deps";
 import { type Execution, failedSettlement, type RunnableCall } from "./execution";
 import { failpoint } from "./failpoints";
-import { gateCalls, readVerification, type UnsavedMoneyCall, unsavedMoneyOf, type Verification } from "./gating";
+import { escalates, gateCalls, readVerification, type UnsavedMoneyCall, unsavedMoneyOf, type Verification } from "./gating";
 import { exhaustedBudget } from "./model-turn";
-import { openEscalation } from "./end";
+import { openCeilingEscalation } from "./end";
 import { openApprovals } from "./park";
 import type { RunState } from "./run-state";
 import { StepWrite } from "./step-write";
@@ -409,24 +409,10 @@ async function recordCalls(sp: Scope, w: StepWrite, uses: Anthropic.ToolUseBlock
     return { ...row, recordedNow: true, toPark: row.toPark && { ...row.toPark, specialist: sp.path.join(" → ") } };
   });
   for (const g of gated) {
-    if (g.handoff?.kind !== "escalation") continue;
+    if (!escalates(g)) continue;
     // Above the policy ceiling: refused, and a person is asked to look (the refusal says so).
-    const handoffId = await openEscalation(db, w, {
-      trigger: "policy_ceiling",
-      rootCause: g.handoff.reason,
-      recommendedAction: `Review the request (${g.handoff.facts.summary}) and decide on an exception or an alternative with the customer.`,
-      reason: `Above the policy ceiling (asked by the ${specialist.title.toLowerCase()}): ${g.handoff.facts.summary}.`,
-      orderNumber: g.handoff.facts.orderNumber ?? null,
-      amountCents: g.handoff.facts.amountCents ?? null,
-      toolCallId: g.id,
-      specialist: sp.path.join(" → "),
-      refusedCall: {
-        toolName: g.name,
-        input: (g.input ?? {}) as Record<string, unknown>,
-        amountCents: g.handoff.facts.amountCents ?? null,
-      },
-    });
-    calls = calls.map((c) => (c.id === g.id ? { ...c, result: { ...(c.result as object), escalated: true, handoff_id: handoffId } } : c));
+    await openCeilingEscalation(db, w, g, { specialist: { path: sp.path.join(" → "), title: specialist.title } });
+    calls = calls.map((c) => (c.id === g.id ? { ...c, result: g.result } : c));
   }
 
   const runnable = runnableCalls(calls);
@@ -506,6 +492,8 @@ async function toolPhaseOf(sp: Scope, w: StepWrite, last: AgentTurnMessage, veri
     verification = regated.verification;
     for (const g of regated.gated) {
       const old = due.find((d) => d.toolUseId === g.toolUseId)!;
+      const specialist = { path: sp.path.join(" → "), title: sp.specialist.title };
+      if (escalates(g)) await openCeilingEscalation(db, w, g, { specialist, approved: !!old.decidedById });
       calls = calls.map((c) => {
         if (c.id !== old.id) return c;
         const row = gatedRow(state, g, c.messageSeq, scope);

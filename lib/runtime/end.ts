@@ -16,6 +16,7 @@ import { addHandoff, pendingEscalation } from "@/lib/store/handoffs";
 import type { RunPhase } from "@/lib/store/phases";
 import { addRun } from "@/lib/store/runs";
 import type { Statement } from "@/lib/store/statement";
+import type { GatedCall } from "./gating";
 import type { RunState } from "./run-state";
 import type { StepWrite } from "./step-write";
 
@@ -130,6 +131,37 @@ export async function openEscalation(
       { from: [name] },
     );
   });
+  return handoffId;
+}
+
+/**
+ * The escalation of a call refused above the policy ceiling (a refusal that must not be retried around): a person is
+ * asked to look, and the call's result says so (`escalated`, the handoff's id). `specialist`: the path of the
+ * specialist that asked, when one did. `approved`: the call had its approval already (judged again where it was to
+ * act, lib/runtime/judged-again) — that handoff stays the call's own, and this one names the call in its record.
+ */
+export async function openCeilingEscalation(
+  db: Store,
+  w: StepWrite,
+  g: GatedCall & { handoff: { kind: "escalation" } },
+  opts: { specialist?: { path: string; title: string }; approved?: boolean } = {},
+): Promise<string> {
+  const { specialist } = opts;
+  const { facts, reason } = g.handoff;
+  const handoffId = await openEscalation(db, w, {
+    trigger: "policy_ceiling",
+    rootCause: reason,
+    recommendedAction: `Review the request (${facts.summary}) and decide on an exception or an alternative with the customer.`,
+    reason: specialist
+      ? `Above the policy ceiling (asked by the ${specialist.title.toLowerCase()}): ${facts.summary}.`
+      : `Above the policy ceiling: ${facts.summary}.`,
+    orderNumber: facts.orderNumber ?? null,
+    amountCents: facts.amountCents ?? null,
+    toolCallId: opts.approved ? null : g.id,
+    ...(specialist ? { specialist: specialist.path } : {}),
+    refusedCall: { toolName: g.name, input: (g.input ?? {}) as Record<string, unknown>, amountCents: facts.amountCents ?? null },
+  });
+  g.result = { ...(g.result as object), escalated: true, handoff_id: handoffId };
   return handoffId;
 }
 

@@ -15,7 +15,7 @@ import { settleCall } from "@/lib/store/tool-calls";
 import { type Sql, Statement } from "@/lib/store/statement";
 import { getTool } from "@/lib/tools/registry";
 import { type EscalationRequest, ToolError, type ToolErrorBody } from "@/lib/tools/types";
-import { AUTOMATIC_BAND_GATE, AutomaticBandChanged, assertStillAutomatic, judgedAgainWhereItActs } from "./automatic-band";
+import { JudgedAgain, judgeAgainWhereItActs } from "./judged-again";
 import type { RuntimeDeps } from "./deps";
 import { failpoint } from "./failpoints";
 import { readVerification, type Verification } from "./gating";
@@ -235,8 +235,8 @@ export async function executeCall(
         const revoked = done ? null : approverRevoked(checks, call);
         if (revoked) throw new ToolError("permission", `${revoked} Nothing was done; tell the customer a person will follow up.`, false);
         const verification = opts.verification ?? checks;
-        // Allowed automatically on totals read before it was saved: judged again on what is done now (./automatic-band).
-        if (!done && judgedAgainWhereItActs(tool, call)) await assertStillAutomatic(tx, { state, call, tool, input, verification });
+        // Judged on totals read before it was saved: judged again on what is done now (./judged-again).
+        if (!done) await judgeAgainWhereItActs(tx, { state, call, tool, input, verification, reads: checks });
         const ctx = context(verification);
         failpoint("before-effect", call.name);
         const toolStarted = performance.now();
@@ -300,9 +300,9 @@ export async function executeCall(
   } catch (err) {
     if ((err as Error)?.name === "LeaseLostError") throw err;
     if (stepError) throw stepError.err;
-    if (err instanceof AutomaticBandChanged) {
+    if (err instanceof JudgedAgain) {
       // Nothing was done (the transaction rolled back): the call goes back to the gates, due now.
-      const judgedAgain = { gate: AUTOMATIC_BAND_GATE, reason: err.reason, policyVersion: state.policy.version };
+      const judgedAgain = { gate: err.gate, reason: err.reason, policyVersion: state.policy.version };
       const settled = {
         status: "DEFERRED",
         result: null,

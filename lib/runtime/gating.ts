@@ -68,6 +68,9 @@ export interface GatedCall extends NewToolCall {
     | { kind: "escalation"; facts: CallFacts; reason: string };
 }
 
+/** A call refused above the policy ceiling: a person is asked to look (lib/runtime/end `openCeilingEscalation`). */
+export const escalates = (g: GatedCall): g is GatedCall & { handoff: { kind: "escalation" } } => g.handoff?.kind === "escalation";
+
 /** A proposed call, validated and with the facts the gates need — or refused before any gate. */
 type Prepared =
   | { kind: "refused"; call: GatedCall }

@@ -14,11 +14,11 @@ import { type CallSettlement, callsOfMessage, settleCall, type ToolCallRow } fro
 import { type ContentBlock, type TranscriptRow, withQueuedText } from "@/lib/store/transcript";
 import { getTool } from "@/lib/tools/registry";
 import type { RuntimeDeps } from "./deps";
-import { escalateRun, openEscalation } from "./end";
+import { escalateRun, openCeilingEscalation, openEscalation } from "./end";
 import { failpoint } from "./failpoints";
 import { runSpecialist } from "./agent-as-tool";
 import { executeCall, type Execution } from "./execution";
-import { type GatedCall, gateCalls, type UnsavedMoneyCall, type Verification } from "./gating";
+import { escalates, type GatedCall, gateCalls, type UnsavedMoneyCall, type Verification } from "./gating";
 import { type CallToPark, park } from "./park";
 import { queuedBytesBudget } from "./context";
 import { actedCall, extendTranscript, type RunState } from "./run-state";
@@ -180,7 +180,7 @@ export async function settlePhase(
         ? [c.waitsFor.retryAt.getTime()]
         : [],
   );
-  // A call its band sent back to the gates where it was to act (./automatic-band) is judged again at once.
+  // A call sent back to its gates where it was to act (./judged-again) is judged again at once.
   const judgedAgain = calls.some((c) => c.unwritten?.judgedAgain);
   return { calls, toPark, parked, retryAt: retries.length ? new Date(Math.min(...retries)) : null, judgedAgain };
 }
@@ -338,6 +338,8 @@ export async function advanceToolPhase(
     verification = regated.verification;
     for (const g of regated.gated) {
       const old = due.find((d) => d.toolUseId === g.toolUseId)!;
+      // Judged again, it may now be refused above the ceiling (a deferred call, one sent back where it was to act).
+      if (escalates(g)) await openCeilingEscalation(db, w, g, { approved: !!old.decidedById });
       const row = gatedRow(state, g, assistant.seq);
       calls = calls.map((c) => (c.id === old.id ? row : c));
       w.also((s) => regateCall(s, state, old.id, g));

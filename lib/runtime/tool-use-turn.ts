@@ -11,11 +11,10 @@ import { sql } from "kysely";
 import { storeOf } from "@/lib/db/kysely";
 import { addToolCalls } from "@/lib/store/tool-calls";
 import type { ContentBlock, TranscriptRow } from "@/lib/store/transcript";
-import type { ToolErrorBody } from "@/lib/tools/types";
 import type { RuntimeDeps } from "./deps";
-import { openEscalation } from "./end";
+import { openCeilingEscalation } from "./end";
 import { failpoint } from "./failpoints";
-import { gateCalls } from "./gating";
+import { escalates, gateCalls } from "./gating";
 import { openApprovals } from "./park";
 import { extendTranscript, type RunState } from "./run-state";
 import type { StepOutcome } from "./step";
@@ -44,21 +43,7 @@ export async function recordToolUseTurn(
   });
 
   // A refusal that must not be retried around (above the refund ceiling) starts the escalation itself.
-  for (const g of gated) {
-    if (g.handoff?.kind !== "escalation") continue;
-    const { facts } = g.handoff;
-    const handoffId = await openEscalation(db, w, {
-      trigger: "policy_ceiling",
-      rootCause: g.handoff.reason,
-      recommendedAction: `Review the request (${facts.summary}) and decide on an exception or an alternative with the customer.`,
-      reason: `Above the policy ceiling: ${facts.summary}.`,
-      orderNumber: facts.orderNumber ?? null,
-      amountCents: facts.amountCents ?? null,
-      toolCallId: g.id,
-      refusedCall: { toolName: g.name, input: (g.input ?? {}) as Record<string, unknown>, amountCents: facts.amountCents ?? null },
-    });
-    g.result = { ...(g.result as ToolErrorBody), escalated: true, handoff_id: handoffId };
-  }
+  for (const g of gated) if (escalates(g)) await openCeilingEscalation(db, w, g);
 
   // Rows as the tool phase tracks them; the seq is filled in once the statement has numbered the message.
   let calls: PhaseCall[] = gated.map((g) => ({ ...gatedRow(state, g, 0), recordedNow: true }));

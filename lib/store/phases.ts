@@ -51,7 +51,7 @@ export const TOOL_CALL_TRANSITIONS: Readonly<Record<ToolCallStatus, readonly Too
   GATED: ["APPROVED", "PARKED", "DEFERRED", "DENIED"],
   PARKED: ["APPROVED", "DENIED", "EXPIRED"],
   DEFERRED: [], // gated again: the row is replaced by a new decision
-  // → DEFERRED: an automatic call no longer within its band where it acts, gated again (lib/runtime/automatic-band)
+  // → DEFERRED: a call its limits no longer allow where it acts, gated again (lib/runtime/judged-again)
   APPROVED: ["EXECUTING", "SUCCEEDED", "FAILED", "RETRY_WAIT", "DEFERRED"],
   EXECUTING: ["SUCCEEDED", "FAILED", "RETRY_WAIT"],
   RETRY_WAIT: ["EXECUTING", "SUCCEEDED", "FAILED", "RETRY_WAIT", "DEFERRED"],

@@ -148,6 +148,30 @@ export function factsOfOrder(
   };
 }
 
+/**
+ * A refund's facts as its effect's first read shows the order (`lockedOrderRead`, under its row lock): what is
+ * refunded so far counts, nothing waiting (lib/runtime/judged-again judges an approved refund again on them). null
+ * when the order was not read.
+ */
+export function lockedRefundFacts(
+  effectRead: unknown,
+  a: { orderNumber: string; amountCents: number; summary: string; windowDays: number },
+): CallFacts | null {
+  const order = lockedOrderOf(effectRead);
+  if (!order) return null;
+  return {
+    ...factsOfOrder(order, a.orderNumber, a.summary, a.amountCents),
+    totals: {
+      orderDoneCents: order.refundedCents,
+      orderPendingCents: 0,
+      sameTurnCents: 0,
+      customerAutoCents: 0,
+      customerPendingAutoCents: 0,
+      windowDays: a.windowDays,
+    },
+  };
+}
+
 /** Statuses of a call that will still act unless someone stops it: parked, deferred, approved, running, waiting to retry. */
 const OPEN_CALL = sql`('PARKED', 'DEFERRED', 'APPROVED', 'EXECUTING', 'RETRY_WAIT')`;
 
@@ -155,7 +179,7 @@ const OPEN_CALL = sql`('PARKED', 'DEFERRED', 'APPROVED', 'EXECUTING', 'RETRY_WAI
  * The facts of a money-moving call (a refund or a replacement), with the totals its limits apply to (see
  * lib/policy): what was already done on the order, what is waiting on it (parked or approved, not run — in any
  * conversation), and what was done automatically for the order's customer within the policy's window. One query.
- * `counting: "done"` leaves out what waits (an automatic call judged again where it acts: lib/runtime/automatic-band).
+ * `counting: "done"` leaves out what waits (an automatic call judged again where it acts: lib/runtime/judged-again).
  * `amount` says what a call of this tool is worth: a refund its amount, a replacement the order's value.
  */
 export async function moneyFacts(

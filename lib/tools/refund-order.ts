@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError } from "./types";
-import { effectOfCall, moneyFacts, orderEffectRead, requireLockedOrder } from "./order-helpers";
+import { effectOfCall, lockedRefundFacts, moneyFacts, orderEffectRead, requireLockedOrder } from "./order-helpers";
 import { formatCents } from "@/lib/money";
 import { sendWithNext } from "@/lib/db/kysely";
 
@@ -10,6 +10,9 @@ export const refundOrderInputSchema = z.object({
   amount_cents: z.number().int().positive().max(100_000_000).describe("Amount to refund, in cents (25000 = $250.00)"),
   reason: z.string().min(1).max(500).describe("Why, in the customer's words (e.g. arrived damaged)"),
 });
+
+const summaryOf = (input: { order_number: string; amount_cents: number }) =>
+  `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`;
 
 export const refundOrder = defineTool({
   name: "refund_order",
@@ -28,7 +31,15 @@ export const refundOrder = defineTool({
       callId: ctx.callId,
       counting: ctx.counting,
       windowDays: ctx.policy.rules.refund.autoPerCustomerWindowDays,
-      summary: `Refund ${formatCents(input.amount_cents)} on ${input.order_number.toUpperCase()}`,
+      summary: summaryOf(input),
+    }),
+  // An approved refund, judged again on the order as its effect locked it: the ceiling holds across conversations.
+  lockedFacts: (input, effectRead, ctx) =>
+    lockedRefundFacts(effectRead, {
+      orderNumber: input.order_number,
+      amountCents: input.amount_cents,
+      summary: summaryOf(input),
+      windowDays: ctx.policy.rules.refund.autoPerCustomerWindowDays,
     }),
   // The order, under its row lock, comes with the effect transaction's first statement (one round trip fewer).
   effectRead: orderEffectRead,

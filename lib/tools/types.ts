@@ -114,7 +114,7 @@ export interface FactsContext {
   callId?: string;
   /**
    * "done": only what is done counts in the totals (nothing waiting, nothing of the same turn) — the facts an
-   * automatic call is judged on again where it acts (lib/runtime/automatic-band). Default "all".
+   * automatic call is judged on again where it acts (lib/runtime/judged-again). Default "all".
    */
   counting?: "all" | "done";
 }
@@ -147,11 +147,17 @@ export interface ToolDefinition<I = any> {
   /** Reads what gates and handoff records need (order, amount) without acting. */
   facts(input: I, ctx: FactsContext): Promise<CallFacts>;
   /**
-   * Its limits apply to totals that other conversations change (money: refunds, replacements): a call allowed
-   * automatically is judged again in its effect's transaction, under the customer's lock, on what is done by then
-   * (lib/runtime/automatic-band) — two conversations at once cannot each spend the same automatic allowance.
+   * Its limits apply to totals that other conversations change (money: refunds, replacements): a call is judged again
+   * in its effect's transaction on what is done by then (lib/runtime/judged-again) — two conversations at once cannot
+   * each spend the same automatic allowance, nor two approvals together pass the ceiling.
    */
   limitedOnTotals?: boolean;
+  /**
+   * With `limitedOnTotals`: the call's facts as its effect's first read shows them (`effectRead`, under the order's row
+   * lock), counting what is done on the order — a call a person approved is judged again on them, with no round trip
+   * of its own. Absent: an approved call is not judged again (its tool has no ceiling).
+   */
+  lockedFacts?(input: I, effectRead: unknown, ctx: { policy: Policy }): CallFacts | null;
   /**
    * A read-only tool whose answer is the row its gates read (a lookup): reads the facts and that row in one statement,
    * in place of `facts`, when the call is gated. A call allowed and run in the same advance gets the row as

@@ -254,7 +254,7 @@ describe("an approved effect's writes", () => {
     /**
      * The round trips of the effect's transaction: the renewal's, then the one carrying `writes`, the outcome and COMMIT.
      * An automatic money call (`judgedAgain`) has one more between them: the customer's lock and its totals as done
-     * (lib/runtime/automatic-band).
+     * (lib/runtime/judged-again).
      */
     const expectTrips = (sent: Array<{ text: string; trip: number }>, writes: RegExp[], judgedAgain = false) => {
       const renewal = sent.find((s) => /^UPDATE "Run"[\s\S]*FROM "ProviderRequest"/.test(s.text))!;

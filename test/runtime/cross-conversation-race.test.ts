@@ -2,7 +2,7 @@
 // laptop) must not get past them by asking in both at the same moment. The gates read the totals before the call is
 // saved, so both requests can be judged on a world where the other has not happened yet; an automatic call is
 // therefore judged again where it acts — in its effect's transaction, under the customer's lock, on what is done
-// (lib/runtime/automatic-band). These tests hold both gate reads until both have happened, so the race is certain.
+// (lib/runtime/judged-again). These tests hold both gate reads until both have happened, so the race is certain.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SPECIALISTS } from "@/lib/agents/specialists";
 import { runWorkerOnce } from "@/lib/runtime/worker";
@@ -164,6 +164,37 @@ describe("two conversations of one customer at once cannot split past a band", (
     expect(shipments).toHaveLength(1);
     const calls = await callsOf("create_replacement");
     expect(calls.map((c) => c.status).sort()).toEqual(["PARKED", "SUCCEEDED"]);
+  });
+});
+
+describe("two approvals that together pass the ceiling", () => {
+  it("$300 in each of two tabs on A-1003 ($820), both approved: $300 is refunded; the other is refused above the $500 ceiling and escalated", async () => {
+    scriptCalls(8);
+    restore = holdGateReads("refund_order", 2);
+    const [a, b] = await atOnce("refund 30000 on A-1003 please", "refund 30000 on A-1003 please");
+    // Each was judged alone ($300: a reviewer's band), so each waits for one approver.
+    expect([a.phase, b.phase]).toEqual(["WAITING_FOR_APPROVAL", "WAITING_FOR_APPROVAL"]);
+    const pending = await h.pendingHandoffs();
+    expect(pending).toHaveLength(2);
+
+    for (const handoff of pending) await h.decide(handoff.id, "raj@acme.test", "approve");
+    for (let i = 0; i < 3; i++) await runWorkerOnce(h.deps);
+
+    // Policy: refunds on one order above $500 in total cannot be approved in the queue.
+    expect((await h.db.order.findFirstOrThrow({ where: { number: "A-1003" } })).refundedCents).toBe(30000);
+    const calls = await callsOf("refund_order");
+    expect(calls.map((c) => c.status).sort()).toEqual(["DENIED", "SUCCEEDED"]);
+    const refused = calls.find((c) => c.status === "DENIED")!;
+    expect(refused.result).toMatchObject({ escalated: true });
+    const gates = await h.db.gateDecision.findMany({ where: { toolCallId: refused.id }, orderBy: { createdAt: "asc" } });
+    expect(gates.map((g) => `${g.gate}:${g.decision}`)).toEqual(["refund_policy:ask", "approval_ceiling:defer", "refund_policy:deny"]);
+    const escalation = await h.db.handoff.findFirstOrThrow({ where: { kind: "ESCALATION" } });
+    expect(escalation.payload).toMatchObject({ trigger: "policy_ceiling", refusedCall: { toolName: "refund_order", amountCents: 30000 } });
+    expect(await h.effects()).toHaveLength(1);
+    // Both runs end, each with every tool_use answered.
+    const runs = await h.db.run.findMany({ where: { id: { in: [a.runId!, b.runId!] } }, select: { phase: true } });
+    expect(runs.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED"]);
+    for (const out of [a, b]) expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });
 });
 

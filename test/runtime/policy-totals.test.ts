@@ -157,6 +157,26 @@ describe("failing closed: a call whose facts cannot be read never runs", () => {
   });
 });
 
+describe("a deferred call judged again above the ceiling", () => {
+  it("is refused and escalated like any other: a person is asked to look, and the model is told so", async () => {
+    injectProviderFault("refund_order", "facts_unavailable", 1);
+    h.script.push(
+      reply("tool_use", use("refund_order", { order_number: "A-1003", amount_cents: 60000, reason: "lost" })),
+      reply("end_turn", text("A person will look at it.")),
+    );
+    const out = await h.say("refund $600 of A-1003", DANA);
+    expect(out.phase).toBe("WAITING_FOR_RETRY");
+    await new Promise((r) => setTimeout(r, 30));
+    await runWorkerOnce(h.deps);
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    expect(call.status).toBe("DENIED");
+    const escalation = await h.db.handoff.findFirstOrThrow({ where: { conversationId: out.conversationId, kind: "ESCALATION" } });
+    expect(escalation.payload).toMatchObject({ trigger: "policy_ceiling" });
+    expect(call.result).toMatchObject({ escalated: true, handoff_id: escalation.id });
+    expect(await h.effects()).toHaveLength(0);
+  });
+});
+
 describe("an approved call checks again what may have changed while it waited", () => {
   it("the refundable balance: a refund approved after the order was refunded elsewhere is refused with a clear result", async () => {
     h.script.push(reply("tool_use", refund(25000)));
