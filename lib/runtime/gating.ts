@@ -6,13 +6,13 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { Store } from "@/lib/db/kysely";
 import { takeFault } from "@/lib/commerce/faults";
 import { evaluateGates, type GateEvaluation } from "@/lib/gates/evaluate";
-import type { Gate } from "@/lib/gates/types";
+import type { Gate, GateInput } from "@/lib/gates/types";
 import type { Policy } from "@/lib/policy/policy";
 import type { ToolCallStatus } from "@/lib/store/phases";
 import type { NewToolCall } from "@/lib/store/tool-calls";
 import type { ContentBlock, TranscriptRow } from "@/lib/store/transcript";
 import { getTool } from "@/lib/tools/registry";
-import type { CallFacts, ToolErrorBody } from "@/lib/tools/types";
+import type { CallFacts, ToolDefinition, ToolErrorBody } from "@/lib/tools/types";
 import { canonicalJson, idempotencyKey } from "./idempotency";
 import { backoffMs } from "./retry";
 import type { RunRef, Verification } from "./run-state";
@@ -66,6 +66,18 @@ export interface GatedCall extends NewToolCall {
     | null
     | { kind: "approval"; facts: CallFacts; verdict: GateEvaluation["verdict"] }
     | { kind: "escalation"; facts: CallFacts; reason: string };
+}
+
+/** The gates' input for a call of a known tool, judged apart from its turn (an edit, a call judged again where it acts). */
+export function knownToolGateInput(
+  tool: Pick<ToolDefinition, "name" | "accountAction" | "sideEffect">,
+  input: Record<string, unknown>,
+  facts: CallFacts,
+  state: GateInput["state"],
+  policy: Policy,
+): GateInput {
+  const { name: toolName, accountAction, sideEffect } = tool;
+  return { toolName, input, canonicalInput: canonicalJson(input), facts, isKnownTool: true, accountAction, sideEffect, state, policy };
 }
 
 /** A call refused above the policy ceiling: a person is asked to look (lib/runtime/end `openCeilingEscalation`). */

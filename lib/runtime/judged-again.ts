@@ -16,7 +16,7 @@ import { evaluateGates, POLICY_GATES } from "@/lib/gates/evaluate";
 import type { GateInput } from "@/lib/gates/types";
 import type { ToolCallRow } from "@/lib/store/tool-calls";
 import type { CallFacts, ToolDefinition } from "@/lib/tools/types";
-import { canonicalJson } from "./idempotency";
+import { knownToolGateInput } from "./gating";
 import type { RunState, Verification } from "./run-state";
 
 /** Thrown inside the effect's transaction (it rolls back): the call goes back to its gates; `gate` and `reason` say why. */
@@ -55,22 +55,10 @@ export async function judgeAgainWhereItActs(
 ): Promise<void> {
   const { state, call, tool, input, verification, reads } = a;
   if (!tool.limitedOnTotals || !tool.sideEffect) return;
-  const judge = (facts: CallFacts, reviewer?: GateInput["reviewer"]) =>
-    evaluateGates(
-      {
-        toolName: tool.name,
-        input,
-        canonicalInput: canonicalJson(input),
-        facts,
-        isKnownTool: true,
-        accountAction: tool.accountAction,
-        sideEffect: tool.sideEffect,
-        state: { ...verification, now: new Date(), previousCall: null },
-        policy: state.policy,
-        reviewer,
-      },
-      POLICY_GATES,
-    ).verdict;
+  const judge = (facts: CallFacts, reviewer?: GateInput["reviewer"]) => {
+    const on = { ...verification, now: new Date(), previousCall: null };
+    return evaluateGates({ ...knownToolGateInput(tool, input, facts, on, state.policy), reviewer }, POLICY_GATES).verdict;
+  };
 
   if (call.decidedById) {
     const facts = tool.lockedFacts?.(input, reads.effectRead, { policy: state.policy });

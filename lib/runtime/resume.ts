@@ -27,7 +27,7 @@ import { type TranscriptRow, transcriptRead } from "@/lib/store/transcript";
 import { getTool } from "@/lib/tools/registry";
 import { advanceConversationFrom, type AdvanceResult, claimFor, type LeaseClaim, type ResumedWith } from "./advance";
 import type { RuntimeDeps } from "./deps";
-import { readVerification } from "./gating";
+import { knownToolGateInput, readVerification } from "./gating";
 import { canonicalJson, idempotencyKey } from "./idempotency";
 import { loadPolicy } from "./policy";
 import { log } from "@/lib/log";
@@ -444,16 +444,12 @@ async function regateEdit(
   // The parked call itself is not counted in the totals its edit is judged on.
   const facts = await tool.facts(input, { db: tx, tenantId: h.tenantId, policy, callId: h.toolCallId ?? undefined });
   const conversation = await readVerification(tx, h.conversationId);
-  const gateInput = {
-    toolName: call.name,
+  // The customer's identity was checked when the call was proposed; the edit is judged as of then.
+  const gateInput = knownToolGateInput(
+    tool,
     input,
-    canonicalInput: canonicalJson(input),
     facts,
-    isKnownTool: true,
-    accountAction: tool.accountAction,
-    sideEffect: tool.sideEffect,
-    // The customer's identity was checked when the call was proposed; the edit is judged as of then.
-    state: {
+    {
       verifiedCustomerId: conversation.verifiedCustomerId,
       verificationExpiresAt: null,
       verificationLevel: conversation.verificationLevel,
@@ -461,7 +457,7 @@ async function regateEdit(
       previousCall: null,
     },
     policy,
-  };
+  );
   const { verdict, records } = evaluateGates({
     ...gateInput,
     reviewer: { id: staff.id, name: staff.name, authorityLimitCents: staff.authorityLimitCents },
