@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
 import { sql } from "kysely";
-import { storeOf } from "@/lib/db/kysely";
+import { type Store, storeOf } from "@/lib/db/kysely";
 import { type Lease, LeaseLostError } from "@/lib/store/lease";
 import { claimRun, type RunStateRow, readRunState, releaseRun, runPhase } from "@/lib/store/runs";
 import { callsOfLatestMessage, type ToolCallRow } from "@/lib/store/tool-calls";
@@ -98,23 +98,16 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
     : await claimRun(db, lease);
   if (!row) return { claimed: false };
   failpoint("after-claim");
-  const state = await runStateFrom(db, row, lease);
-  annotateSpan({ "tenant.id": state.ref.tenantId, "conversation.id": state.ref.conversationId });
-  // The message that started the run is its transcript's last row (while the run is active only its lease holder
-  // adds one), so if this process knows everything up to it, that is the transcript.
-  if (opts.run) {
-    state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
-    state.verification = opts.run.verification ?? null;
-  } else {
-    // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while the
-    // transcript is read — or take both from the decision that resumed it (it read them behind its COMMIT).
-    const [rows, calls] = await Promise.all([
-      resumedWith?.transcript ?? loadTranscript(db, state.ref.conversationId),
-      resumedWith && resumedWith.recordedCalls !== undefined ? resumedWith.recordedCalls : callsOfLatestMessage(db, runId),
-    ]);
-    state.transcript = rows;
-    state.recordedCalls = calls;
+  let state: RunState;
+  try {
+    state = await stateToAdvance(db, row, lease, opts);
+  } catch (err) {
+    // The run is ours: a read that failed lets it wait for a retry (or go at once, in an outage) — never held until
+    // its lease runs out.
+    await stepFailed(runtime, runId, lease, err).catch(() => releaseRun(db, lease).catch(() => undefined));
+    throw err;
   }
+  annotateSpan({ "tenant.id": state.ref.tenantId, "conversation.id": state.ref.conversationId });
 
   // While the advance works (a model call can take a while), its lease is kept alive; if this process dies, the
   // lease runs out within `leaseMs` and another worker takes over.
@@ -171,6 +164,28 @@ async function advanceRunInSpan(runtime: RuntimeDeps, runId: string, opts: Advan
           ? "WAITING_FOR_RETRY"
           : ((await runPhase(db, runId)) ?? "RUNNING");
   return { claimed: true, phase, followUpRunId: outcome.kind === "ended" ? outcome.followUpRunId : null };
+}
+
+/** The state an advance starts from: the run's row, its policy, its transcript and (a waiting run) its last calls. */
+async function stateToAdvance(db: Store, row: RunStateRow, lease: Lease, opts: AdvanceOptions): Promise<RunState> {
+  const state = await runStateFrom(db, row, lease);
+  const resumedWith = opts.claimedAs ? opts.resumedWith : null;
+  // The message that started the run is its transcript's last row (while the run is active only its lease holder
+  // adds one), so if this process knows everything up to it, that is the transcript.
+  if (opts.run) {
+    state.transcript = transcriptKnownThrough(state.ref.conversationId, opts.run.messageSeq);
+    state.verification = opts.run.verification ?? null;
+    return state;
+  }
+  // A run that was waiting (a decision, a retry) goes on with its last tool_use message's calls: read them while the
+  // transcript is read — or take both from the decision that resumed it (it read them behind its COMMIT).
+  const [rows, calls] = await Promise.all([
+    resumedWith?.transcript ?? loadTranscript(db, state.ref.conversationId),
+    resumedWith && resumedWith.recordedCalls !== undefined ? resumedWith.recordedCalls : callsOfLatestMessage(db, row.id),
+  ]);
+  state.transcript = rows;
+  state.recordedCalls = calls;
+  return state;
 }
 
 /**

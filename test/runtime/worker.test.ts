@@ -25,6 +25,22 @@ vi.mock("@/lib/store/runs", async (importOriginal) => {
   };
 });
 
+// The transcript's read, made to fail once when a test asks (see the claimed-run test).
+const transcriptRead = vi.hoisted(() => ({ failOnce: false }));
+vi.mock("@/lib/store/transcript", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@/lib/store/transcript")>();
+  return {
+    ...real,
+    loadTranscript: async (...args: Parameters<typeof real.loadTranscript>) => {
+      if (transcriptRead.failOnce) {
+        transcriptRead.failOnce = false;
+        throw new Error("the transcript could not be read (for the test)");
+      }
+      return real.loadTranscript(...args);
+    },
+  };
+});
+
 let h: Harness;
 beforeEach(async () => {
   h = await createHarness();
@@ -176,6 +192,24 @@ describe("a wake-up", () => {
     } finally {
       stop.abort();
       await worker;
+    }
+  });
+});
+
+describe("a claimed run whose first read fails", () => {
+  it("is not held until its lease runs out: it waits for a retry with backoff, and is then finished", async () => {
+    process.env.SUPPORT_RETRY_BASE_MS = "50";
+    try {
+      const { runId } = await startRun("Where is my order A-1001?");
+      transcriptRead.failOnce = true;
+      await runWorkerOnce(h.deps);
+      const waiting = await h.db.run.findUniqueOrThrow({ where: { id: runId } });
+      expect(waiting).toMatchObject({ phase: "WAITING_FOR_RETRY", leaseOwner: null, requestAttempts: 1 });
+      await new Promise((r) => setTimeout(r, 200));
+      await runWorkerOnce(h.deps);
+      expect((await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase).toBe("COMPLETED");
+    } finally {
+      delete process.env.SUPPORT_RETRY_BASE_MS;
     }
   });
 });
