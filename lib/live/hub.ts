@@ -167,7 +167,10 @@ export async function waitForFeed(
   scope: { tenantId: string; conversationId?: string; topic?: FeedTopic },
   opts: { timeoutMs: number; fallbackMs: number; signal?: AbortSignal },
 ): Promise<"notified" | "timeout"> {
+  // An abort that came before (the client left while the caller read): its event will not fire again.
+  if (opts.signal?.aborted) return "timeout";
   const listening = await start();
+  if (opts.signal?.aborted) return "timeout";
   const map = scope.conversationId ? hub.byConversation : scope.topic === "queue" ? hub.byTenantQueue : hub.byTenant;
   const key = scope.conversationId ?? scope.tenantId;
   return new Promise((resolve) => {
