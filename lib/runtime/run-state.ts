@@ -48,9 +48,9 @@ export interface RunState {
   inFlight: InFlightStep | null;
   /**
    * The conversation's verification as this advance knows it (the intake that started the run returned it), for the
-   * gates — or null: read it. Only verify_customer changes it within a run (it drops this copy before it runs); the
-   * widget may meanwhile renew the same customer's verification, and a gate judging on the expiry it knew at worst
-   * asks again. A side effect still reads it afresh in its own transaction.
+   * gates — or null: read it. Within a run only verify_customer changes it, and every call that writes drops this
+   * copy before it runs; the widget may meanwhile renew the same customer's verification, and a gate judging on the
+   * expiry it knew at worst asks again. A side effect still reads it afresh in its own transaction.
    */
   verification: Verification | null;
 }
