@@ -9,6 +9,7 @@ import { runWorkerOnce } from "@/lib/runtime/worker";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolDefinition } from "@/lib/tools/types";
 import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
+import { answersTools, isSpecialistRequest } from "../offline-requests";
 import { createHarness, type Harness } from "../runtime-harness";
 
 let h: Harness;
@@ -63,8 +64,7 @@ function scriptCalls(count: number) {
   for (let i = 0; i < count; i++) {
     h.script.push({
       fn: (req: OfflineRequest): OfflineStep => {
-        const last = req.messages[req.messages.length - 1]!;
-        if (Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result")) {
+        if (answersTools(req)) {
           return { reply: { content: [{ type: "text", text: "Done, as the result says." }], stop_reason: "end_turn" } };
         }
         const first = req.messages[0]!;
@@ -199,15 +199,6 @@ describe("two approvals that together pass the ceiling", () => {
 });
 
 describe("through the returns specialist", () => {
-  const isSpecialist = (req: OfflineRequest) => {
-    const system = typeof req.system === "string" ? req.system : (req.system ?? []).map((b) => b.text).join("\n");
-    return !system.startsWith("You are the front") && /specialist of an online shop/.test(system);
-  };
-  const answered = (req: OfflineRequest) => {
-    const last = req.messages[req.messages.length - 1]!;
-    return Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result");
-  };
-
   it("each tab's agent asks the returns specialist for $90 on A-1002 at once: one refund runs, the other waits for a person", async () => {
     await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((x) => x.tool)] }));
     let n = 0;
@@ -216,12 +207,12 @@ describe("through the returns specialist", () => {
         fn: (req): OfflineStep => {
           n++;
           const reply = (content: unknown[], stop_reason: string): OfflineStep => ({ reply: { content, stop_reason } as never });
-          if (isSpecialist(req)) {
-            if (answered(req)) return reply([{ type: "text", text: "Done as the result says." }], "end_turn");
+          if (isSpecialistRequest(req)) {
+            if (answersTools(req)) return reply([{ type: "text", text: "Done as the result says." }], "end_turn");
             const input = { order_number: "A-1002", amount_cents: 9000, reason: "arrived damaged" };
             return reply([{ type: "tool_use", id: `toolu_sp_${n}`, name: "refund_order", input }], "tool_use");
           }
-          if (answered(req)) return reply([{ type: "text", text: "The returns team has it." }], "end_turn");
+          if (answersTools(req)) return reply([{ type: "text", text: "The returns team has it." }], "end_turn");
           const task = { task: "Refund 90 dollars on A-1002, it arrived damaged.", order_number: "A-1002" };
           return reply([{ type: "tool_use", id: `toolu_ag_${n}`, name: "ask_returns_specialist", input: task }], "tool_use");
         },

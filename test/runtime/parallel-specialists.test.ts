@@ -2,9 +2,10 @@
 // second judges its refund with the first's (lib/runtime/tool-phase runCalls runs them one after another; a call the
 // first gated and has not written yet counts as a call of the same turn — lib/runtime/gating UnsavedMoneyCall).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { answersTools, isSpecialistRequest } from "../offline-requests";
 import { createHarness, type Harness } from "../runtime-harness";
 import { SPECIALISTS } from "@/lib/agents/specialists";
-import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
+import type { OfflineStep } from "@/lib/model/offline/types";
 
 let h: Harness;
 beforeEach(async () => {
@@ -20,15 +21,6 @@ const use = (id: string, name: string, input: unknown) => ({ type: "tool_use" as
 const toolUse = (...uses: ReturnType<typeof use>[]): OfflineStep => ({ reply: { content: uses, stop_reason: "tool_use" } });
 const endTurn = (t: string): OfflineStep => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
 
-const isSpecialist = (req: OfflineRequest) => {
-  const system = typeof req.system === "string" ? req.system : (req.system ?? []).map((b) => b.text).join("\n");
-  return !system.startsWith("You are the front") && /specialist of an online shop/.test(system);
-};
-const answeredTools = (req: OfflineRequest) => {
-  const last = req.messages[req.messages.length - 1]!;
-  return Array.isArray(last.content) && last.content.some((b) => (b as { type: string }).type === "tool_result");
-};
-
 /**
  * Scripts one turn that consults the returns specialist twice at once, each proposing `amount_cents` on `order`
  * (then reporting it done), and the agent's closing reply.
@@ -39,8 +31,8 @@ function scriptTwoSpecialists(order: string, amount_cents: number, tasks: [strin
   for (let i = 0; i < 8; i++) {
     h.script.push({
       fn: (req) => {
-        if (isSpecialist(req)) {
-          if (answeredTools(req)) return endTurn(`Refunded on ${order}.`);
+        if (isSpecialistRequest(req)) {
+          if (answersTools(req)) return endTurn(`Refunded on ${order}.`);
           n++;
           return toolUse(use(`r${n}`, "refund_order", { order_number: order, amount_cents, reason }));
         }

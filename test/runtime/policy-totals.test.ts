@@ -30,6 +30,20 @@ const reply = (stop_reason: string, ...content: Array<ReturnType<typeof text> | 
 const DANA = { customer: "dana@example.com" };
 const refund = (amount_cents: number, reason = "arrived damaged") => use("refund_order", { order_number: "A-1002", amount_cents, reason });
 
+/**
+ * Dana asks for a refund whose facts cannot be read the first time: the call is deferred (the run waits for a retry),
+ * then the worker's pass gates it again. `closing`: the model's reply once it has the result.
+ */
+async function refundDeferredOnce(input: Record<string, unknown>, said: string, closing: string) {
+  injectProviderFault("refund_order", "facts_unavailable", 1);
+  h.script.push(reply("tool_use", use("refund_order", input)), reply("end_turn", text(closing)));
+  const out = await h.say(said, DANA);
+  expect(out.phase).toBe("WAITING_FOR_RETRY");
+  await new Promise((r) => setTimeout(r, 30));
+  await runWorkerOnce(h.deps);
+  return out;
+}
+
 async function refundedOn(number: string) {
   return (await h.db.order.findFirstOrThrow({ where: { number } })).refundedCents;
 }
@@ -142,15 +156,7 @@ describe("failing closed: a call whose facts cannot be read never runs", () => {
   });
 
   it("a read that fails once is retried and then judged normally", async () => {
-    injectProviderFault("refund_order", "facts_unavailable", 1);
-    h.script.push(
-      reply("tool_use", use("refund_order", { order_number: "A-1001", amount_cents: 1000, reason: "x" })),
-      reply("end_turn", text("Done.")),
-    );
-    const out = await h.say("refund $10 of A-1001", DANA);
-    expect(out.phase).toBe("WAITING_FOR_RETRY");
-    await new Promise((r) => setTimeout(r, 30));
-    await runWorkerOnce(h.deps);
+    const out = await refundDeferredOnce({ order_number: "A-1001", amount_cents: 1000, reason: "x" }, "refund $10 of A-1001", "Done.");
     const run = await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } });
     expect(run.phase).toBe("COMPLETED");
     expect(await h.effects()).toHaveLength(1);
@@ -159,15 +165,8 @@ describe("failing closed: a call whose facts cannot be read never runs", () => {
 
 describe("a deferred call judged again above the ceiling", () => {
   it("is refused and escalated like any other: a person is asked to look, and the model is told so", async () => {
-    injectProviderFault("refund_order", "facts_unavailable", 1);
-    h.script.push(
-      reply("tool_use", use("refund_order", { order_number: "A-1003", amount_cents: 60000, reason: "lost" })),
-      reply("end_turn", text("A person will look at it.")),
-    );
-    const out = await h.say("refund $600 of A-1003", DANA);
-    expect(out.phase).toBe("WAITING_FOR_RETRY");
-    await new Promise((r) => setTimeout(r, 30));
-    await runWorkerOnce(h.deps);
+    const input = { order_number: "A-1003", amount_cents: 60000, reason: "lost" };
+    const out = await refundDeferredOnce(input, "refund $600 of A-1003", "A person will look at it.");
     const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
     expect(call.status).toBe("DENIED");
     const escalation = await h.db.handoff.findFirstOrThrow({ where: { conversationId: out.conversationId, kind: "ESCALATION" } });
