@@ -19,6 +19,17 @@ const refund = (f: Partial<DecisionFacts>): DecisionFacts => ({
   ...f,
 });
 
+// A refused call's result as the gates write it (lib/runtime/gating + openCeilingEscalation): its message is the model's.
+const ceilingRefusal = {
+  gate: "refund_policy",
+  message:
+    "Refunds on A-1003 would total $600.00 ($300.00 now; $300.00 already refunded on A-1003), above $500.00: the agent cannot make them and they cannot be approved in the queue. A person has been asked to review this case; tell the customer so and do not retry.",
+  escalated: true,
+  handoff_id: "b8daf638-0b90-4639-9f70-dfa314a303c0",
+  is_retryable: false,
+  error_category: "business_rule",
+};
+
 describe("a decision in words", () => {
   it.each([
     { name: "nobody acted yet", f: refund({}), lines: [] },
@@ -130,5 +141,22 @@ describe("a decision in words", () => {
       "The order was cancelled and $129.00 refunded.",
     );
     expect(effectSentence("refund_order", { status: "DENIED", result: {} })).toBe("Nothing was done.");
+    // Approved, then refused where it was to act (another approval of the same order had passed the ceiling first).
+    expect(effectSentence("refund_order", { status: "DENIED", result: ceilingRefusal })).toBe(
+      "Nothing was done: refunds on A-1003 would total $600.00 ($300.00 now; $300.00 already refunded on A-1003), above $500.00. A person has been asked to look at it.",
+    );
+  });
+
+  it("an approval whose call was refused after it (the ceiling, judged again where it was to act) says so", () => {
+    const f = refund({
+      status: "APPROVED",
+      approvals: [{ name: "Raj", at: at("10:42") }],
+      decidedBy: { name: "Raj" },
+      decidedAt: at("10:42"),
+      call: { status: "DENIED", result: ceilingRefusal },
+    });
+    expect(decisionInWords(f, fmt)).toEqual([
+      "Approved by Raj on 10:42 — but not done: refunds on A-1003 would total $600.00 ($300.00 now; $300.00 already refunded on A-1003), above $500.00; passed to a person",
+    ]);
   });
 });

@@ -60,6 +60,18 @@ export function editInWords(proposed: unknown, edited: unknown): string {
     .join("; ");
 }
 
+/**
+ * Why the gates refused a call, in the reviewer's words: the first clause of the refusal's message (the rest of it
+ * tells the model what to do), lower-cased to follow a dash or a colon — "refunds on A-1003 would total $600.00 …".
+ */
+function refusalInWords(r: Obj): string | undefined {
+  const clause = str(r.message)
+    ?.split(/[:.]\s/)[0]
+    ?.trim();
+  if (!clause) return undefined;
+  return /^[A-Z][a-z]/.test(clause) ? clause[0]!.toLowerCase() + clause.slice(1) : clause;
+}
+
 /** What the decided call did, from the result the server recorded ("$250.00 refunded"). */
 export function effectInWords(toolName: string | null, call: DecisionFacts["call"]): string | null {
   if (!call) return null;
@@ -80,6 +92,10 @@ export function effectInWords(toolName: string | null, call: DecisionFacts["call
       }
     case "FAILED":
       return `but it failed${str(r.message) ? `: ${str(r.message)}` : ""}`;
+    case "DENIED":
+      // Approved, then refused where it was to act: judged again on what was done by then (another approval of the
+      // same order had passed the ceiling first; lib/runtime/judged-again).
+      return `but not done${refusalInWords(r) ? `: ${refusalInWords(r)}` : ""}${r.escalated ? "; passed to a person" : ""}`;
     case "APPROVED":
     case "EXECUTING":
       return "running now";
@@ -109,7 +125,10 @@ export function effectSentence(toolName: string | null, call: DecisionFacts["cal
           return "It ran.";
       }
     case "DENIED":
-      return "Nothing was done.";
+      // A reviewer's denial says nothing more; a refusal by the gates after the approval says why, and who looks next.
+      return r.escalated
+        ? `Nothing was done${refusalInWords(r) ? `: ${refusalInWords(r)}` : ""}. A person has been asked to look at it.`
+        : "Nothing was done.";
     case "EXPIRED":
       return "Nothing was done: the request expired.";
     case "FAILED":

@@ -5,6 +5,8 @@
 // (lib/runtime/judged-again). These tests hold both gate reads until both have happened, so the race is certain.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SPECIALISTS } from "@/lib/agents/specialists";
+import { decisionInWords } from "@/lib/console/decision-words";
+import { runReview } from "@/lib/console/runs";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolDefinition } from "@/lib/tools/types";
@@ -191,6 +193,12 @@ describe("two approvals that together pass the ceiling", () => {
     const escalation = await h.db.handoff.findFirstOrThrow({ where: { kind: "ESCALATION" } });
     expect(escalation.payload).toMatchObject({ trigger: "policy_ceiling", refusedCall: { toolName: "refund_order", amountCents: 30000 } });
     expect(await h.effects()).toHaveLength(1);
+    // The loser's approval, as the supervisor's run page words it: approved, but not done — and why.
+    const review = await runReview(h.db, { tenantId: h.acme.id, role: "supervisor" }, refused.runId);
+    const approval = review.decisions.find((d) => d.handoff.kind === "APPROVAL")!;
+    expect(decisionInWords(approval.facts)[0]).toMatch(
+      /^Approved by Raj .* — but not done: refunds on A-1003 would total \$600\.00 .*above \$500\.00; passed to a person$/,
+    );
     // Both runs end, each with every tool_use answered.
     const runs = await h.db.run.findMany({ where: { id: { in: [a.runId!, b.runId!] } }, select: { phase: true } });
     expect(runs.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED"]);
