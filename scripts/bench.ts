@@ -119,21 +119,37 @@ const pct = (xs: number[], p: number) => {
 };
 const median = (xs: number[]) => pct(xs, 50);
 
-async function writtenByRun(runId: string, conversationId: string, since: Date) {
+/** Where a conversation's writes stand: its last message and its last event (what a message's count starts after). */
+type WrittenUpTo = { seq: number; eventId: bigint };
+async function writtenUpTo(conversationId: string): Promise<WrittenUpTo> {
+  const [row] = await db.$queryRawUnsafe<Array<{ seq: number; eventId: bigint }>>(
+    `SELECT (SELECT coalesce(max(seq), -1) FROM "Message" WHERE "conversationId" = $1) AS seq,
+            (SELECT coalesce(max(id), 0) FROM "Event" WHERE "conversationId" = $1)::bigint AS "eventId"`,
+    conversationId,
+  );
+  return { seq: Number(row!.seq), eventId: BigInt(row!.eventId) };
+}
+
+/**
+ * The rows a message wrote and their stored size: its run's rows, and the conversation's messages and events after
+ * `after` (by sequence and id, never by clock: a millisecond's rounding once counted the previous message's reply).
+ */
+async function writtenByRun(runId: string, conversationId: string, after: WrittenUpTo) {
   const rows = await db.$queryRawUnsafe<Array<{ rows: bigint; bytes: bigint }>>(
     `SELECT count(*)::bigint AS rows, coalesce(sum(b), 0)::bigint AS bytes FROM (
-       SELECT pg_column_size(t.*) AS b FROM "Message" t WHERE "conversationId" = $2 AND "createdAt" >= $3
+       SELECT pg_column_size(t.*) AS b FROM "Message" t WHERE "conversationId" = $2 AND seq > $3
        UNION ALL SELECT pg_column_size(t.*) FROM "ToolCall" t WHERE "runId" = $1
        UNION ALL SELECT pg_column_size(t.*) FROM "ModelCall" t WHERE "runId" = $1
        UNION ALL SELECT pg_column_size(t.*) FROM "GateDecision" t WHERE "runId" = $1
        UNION ALL SELECT pg_column_size(t.*) FROM "EffectLedger" t WHERE "runId" = $1
        UNION ALL SELECT pg_column_size(t.*) FROM "AuditEvent" t WHERE "runId" = $1
-       UNION ALL SELECT pg_column_size(t.*) FROM "Event" t WHERE "conversationId" = $2 AND "createdAt" >= $3
+       UNION ALL SELECT pg_column_size(t.*) FROM "Event" t WHERE "conversationId" = $2 AND id > $4
        UNION ALL SELECT pg_column_size(t.*) FROM "Run" t WHERE id = $1
      ) x`,
     runId,
     conversationId,
-    since,
+    after.seq,
+    after.eventId,
   );
   return { rows: Number(rows[0]!.rows), bytes: Number(rows[0]!.bytes) };
 }
@@ -202,7 +218,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const { conversationId } = await say(deps, { tenant: "acme", customerEmail: "dana@example.com", text: "hello" });
   turn = 0;
   for (let i = 0; i < MESSAGES; i++) {
-    const since = new Date(Date.now() - 1);
+    const before = await writtenUpTo(conversationId);
     modelMs = 0;
     metrics.toolMs = 0;
     databaseWaitMs(0, 0); // forget what came before
@@ -218,7 +234,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const wall = t1 - t0;
     const databaseMs = databaseWaitMs(t0, t1);
     const messageStatements = statements.count - s0;
-    const written = await writtenByRun(runId, conversationId, since);
+    const written = await writtenByRun(runId, conversationId, before);
     for (let k = 0; k < 2; k++) {
       turn += 1;
       perTurn.push({
