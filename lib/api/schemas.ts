@@ -83,6 +83,17 @@ export const apiHandoffSchema = component(
     decision: z.string().nullable(),
     decisionReason: z.string().nullable(),
     decidedAt: isoDate.nullable(),
+    call: z
+      .object({
+        status: z
+          .string()
+          .describe(
+            "PARKED while it waits; APPROVED, EXECUTING or RETRY_WAIT while it runs; SUCCEEDED, FAILED, DENIED (by a reviewer, or refused by the policy where it was to act after its approval: `result.escalated` then names the escalation) or EXPIRED once settled",
+          ),
+        result: json.nullable().describe("the tool_result the agent read, once the call has one"),
+      })
+      .nullable()
+      .describe("approvals: what became of the call — a handoff's `status` is what people decided, this is what happened"),
   }),
 );
 

@@ -131,6 +131,11 @@ describe("a decision in words", () => {
       }),
     ).toBe("Approved by Raj and Ada");
     expect(decidedSummary({ status: "DENIED", approvals: [], decidedBy: { name: "Rita" } })).toBe("Denied by Rita");
+    // An approved call that was not done after all says so on its card.
+    const raj = { approvals: [{ name: "Raj", at: at("10:42") }], decidedBy: { name: "Raj" } };
+    expect(decidedSummary({ status: "APPROVED", ...raj, call: { status: "SUCCEEDED" } })).toBe("Approved by Raj");
+    expect(decidedSummary({ status: "APPROVED", ...raj, call: { status: "DENIED" } })).toBe("Approved by Raj — not done");
+    expect(decidedSummary({ status: "EDITED", ...raj, call: { status: "FAILED" } })).toBe("Edited and approved by Raj — failed");
   });
 
   it("says what the decided call did", () => {

@@ -203,14 +203,21 @@ export function decisionInWords(f: DecisionFacts, fmt: (at: DateInput) => string
   return lines;
 }
 
-/** A decided item in a few words, for a queue card: "Approved by Raj and Ada", "Denied by Rita". */
-export function decidedSummary(f: Pick<DecisionFacts, "status" | "approvals" | "decidedBy" | "decision">): string {
+/**
+ * A decided item in a few words, for a queue card: "Approved by Raj and Ada", "Denied by Rita" — and, when its call is
+ * known, an approved call that was not done after all: "Approved by Raj — not done" (refused where it was to act),
+ * "Approved by Raj — failed".
+ */
+export function decidedSummary(
+  f: Pick<DecisionFacts, "status" | "approvals" | "decidedBy" | "decision"> & { call?: { status: string } | null },
+): string {
   const approvers = f.approvals.length ? namesInWords(f.approvals.map((a) => a.name)) : nameOf(f.decidedBy?.name);
+  const after = f.call?.status === "DENIED" ? " — not done" : f.call?.status === "FAILED" ? " — failed" : "";
   switch (f.status) {
     case "APPROVED":
-      return `Approved by ${approvers}`;
+      return `Approved by ${approvers}${after}`;
     case "EDITED":
-      return `Edited and approved by ${approvers}`;
+      return `Edited and approved by ${approvers}${after}`;
     case "DENIED":
       return `Denied by ${nameOf(f.decidedBy?.name)}`;
     case "EXPIRED":

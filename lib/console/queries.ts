@@ -7,6 +7,7 @@ import { feedHead } from "@/lib/store/events";
 import { currentDraft, queueAnnouncedUpTo, waitForFeed } from "@/lib/live/hub";
 import { type FeedTopic, topicFilter } from "@/lib/live/feed-topics";
 import { customerView } from "@/lib/conversations/view";
+import { withCalls } from "@/lib/handoffs/calls";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
@@ -67,7 +68,13 @@ export async function queueHandoffs(db: PrismaTx, actor: Actor, filter: QueueFil
     }),
     staffNames(db, actor.tenantId),
   ]);
-  return jsonify(rows.map((h) => consoleHandoff(h, names)));
+  // What became of a decided item's call (a card says when an approved call was not done); an open one's waits.
+  const decided = await withCalls(
+    db,
+    rows.filter((h) => h.status !== "PENDING"),
+  );
+  const callOf = new Map(decided.map((h) => [h.id, h.call]));
+  return jsonify(rows.map((h) => consoleHandoff({ ...h, call: callOf.get(h.id) ?? null }, names)));
 }
 export type QueueItem = Awaited<ReturnType<typeof queueHandoffs>>[number];
 
@@ -156,7 +163,7 @@ export async function handoffDetail(db: PrismaTx, tenantId: string, handoffId: s
   const toolNames = new Map(toolCalls.map((c) => [c.toolUseId, c.name]));
   const shown = [...messages].reverse();
   return jsonify({
-    handoff: consoleHandoff(h, names),
+    handoff: consoleHandoff({ ...h, call }, names),
     run,
     toolCall: call,
     conversation: {
@@ -224,7 +231,7 @@ export async function conversationDetail(db: PrismaTx, tenantId: string, convers
       createdAt: conv.createdAt,
     },
     view,
-    handoffs: handoffs.map((h) => consoleHandoff(h, names)),
+    handoffs: (await withCalls(db, handoffs)).map((h) => consoleHandoff(h, names)),
   });
 }
 export type ConversationDetail = Awaited<ReturnType<typeof conversationDetail>>;

@@ -202,10 +202,11 @@ const RUN_ROW_SELECT = {
       decision: true,
       decidedById: true,
       decidedAt: true,
+      toolCallId: true,
       approvals: { orderBy: { createdAt: "asc" }, select: { staffId: true, createdAt: true } },
     },
   },
-  toolCalls: { orderBy: [{ messageSeq: "asc" }, { position: "asc" }], select: { name: true, status: true, input: true } },
+  toolCalls: { orderBy: [{ messageSeq: "asc" }, { position: "asc" }], select: { id: true, name: true, status: true, input: true } },
 } satisfies Prisma.RunSelect;
 type RunRowSource = Prisma.RunGetPayload<{ select: typeof RUN_ROW_SELECT }>;
 
@@ -248,7 +249,13 @@ async function describeRuns(db: PrismaTx, tenantId: string, runs: RunRowSource[]
             ? approvals.length
               ? `${approvals.length} approval so far`
               : "pending"
-            : decidedSummary({ status: h.status, approvals, decidedBy, decision: h.decision }),
+            : decidedSummary({
+                status: h.status,
+                approvals,
+                decidedBy,
+                decision: h.decision,
+                call: r.toolCalls.find((c) => c.id === h.toolCallId) ?? null,
+              }),
         decidedBy: [...new Set(people)],
         decidedAt: h.decidedAt,
       };
@@ -454,8 +461,8 @@ export async function runReview(db: PrismaTx, viewer: Viewer, runId: string) {
   ]);
   const calls = new Map(detail.toolCalls.map((c) => [c.id, c]));
   const decisions = handoffs.map((h) => {
-    const presented = consoleHandoff(h, names);
     const call = h.toolCallId ? calls.get(h.toolCallId) : undefined;
+    const presented = consoleHandoff({ ...h, call: call ?? null }, names);
     const facts: DecisionFacts = {
       kind: h.kind,
       status: h.status,

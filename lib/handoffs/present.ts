@@ -2,6 +2,9 @@
 import { formatCents } from "@/lib/money";
 import { parseHandoffPayload } from "./record";
 
+/** The call a handoff is about, as it stands now: its status, and the result the agent read once it has one. */
+export type HandoffCall = { status: string; result: unknown };
+
 type HandoffRow = {
   id: string;
   kind: string;
@@ -22,6 +25,8 @@ type HandoffRow = {
   claimExpiresAt: Date | null;
   decidedById: string | null;
   approvals?: Array<{ staffId: string }>;
+  /** the handoff's call (see ./calls `withCalls`); absent or null: none */
+  call?: HandoffCall | null;
 };
 
 /** A handoff as every surface shows it: the self-contained record, flattened. */
@@ -60,6 +65,9 @@ export function presentHandoff(h: HandoffRow, staffNames: Map<string, string> = 
     decision: h.decision,
     decisionReason: h.decisionReason,
     decidedAt: h.decidedAt,
+    // What became of the call: an approval's status says what a person decided, this what happened after — a
+    // refund can still fail, or be refused where it was to act (lib/runtime/judged-again).
+    call: h.call ? { status: h.call.status, result: h.call.result ?? null } : null,
   };
 }
 export type PresentedHandoff = ReturnType<typeof presentHandoff>;

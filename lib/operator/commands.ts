@@ -6,6 +6,7 @@ import { customerTextSchema, openConversation, receiveCustomerMessage } from "@/
 import { resumeRun } from "@/lib/runtime/resume";
 import { storeOf } from "@/lib/db/kysely";
 import { loadPolicy } from "@/lib/runtime/policy";
+import { withCalls } from "@/lib/handoffs/calls";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
 
@@ -32,8 +33,8 @@ export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { sta
     include: { approvals: true },
     orderBy: { createdAt: "asc" },
   });
-  const names = await staffNames(db, tenantId);
-  return rows.map((h) => presentHandoff(h, names));
+  const [withCall, names] = await Promise.all([withCalls(db, rows), staffNames(db, tenantId)]);
+  return withCall.map((h) => presentHandoff(h, names));
 }
 
 /** New customer-visible messages since a seq: agent replies, notices, a person's replies. */
@@ -118,7 +119,7 @@ export async function decide(
   const run = h.runId ? await deps.db.run.findUnique({ where: { id: h.runId } }) : null;
   return {
     outcome: outcome.kind,
-    handoff: presentHandoff(h, await staffNames(deps.db, staff.tenantId)),
+    handoff: presentHandoff((await withCalls(deps.db, [h]))[0]!, await staffNames(deps.db, staff.tenantId)),
     phase: run?.phase ?? null,
     replies: await repliesSince(deps.db, h.conversationId, before),
   };

@@ -183,6 +183,8 @@ describe("GET /handoffs/{id}", () => {
     const got = await call("GET", `/handoffs/${handoff.id}`, { token: acmeToken });
     expect(got.status).toBe(200);
     expect(got.body).toMatchObject({ id: handoff.id, version: 1, status: "PENDING", amount: "$250.00" });
+    // Its call waits: no result yet.
+    expect(got.body.call).toEqual({ status: "PARKED", result: null });
     expectRefusal(await call("GET", `/handoffs/${globexHandoff.id}`, { token: acmeToken }), 404, "NOT_FOUND");
     expectRefusal(await call("GET", `/handoffs/${handoff.id}`, { token: globexToken }), 404, "NOT_FOUND");
     expectRefusal(await call("GET", "/handoffs/no-such-id", { token: acmeToken }), 404, "NOT_FOUND");
@@ -202,6 +204,8 @@ describe("POST /handoffs/{id}/decision", () => {
       handoff: { id: handoff.id, status: "APPROVED", decidedBy: { name: "Raj" }, version: 2 },
       run: { id: out.runId, phase: "COMPLETED" },
     });
+    // What became of the call, beside what Raj decided.
+    expect(answer.body.handoff.call).toMatchObject({ status: "SUCCEEDED", result: expect.objectContaining({ amount: "$250.00" }) });
     const effects = (await h.effects()).filter((e) => e.runId === out.runId);
     expect(effects).toHaveLength(1);
     expect(effects[0]).toMatchObject({ toolName: "refund_order", outcome: expect.objectContaining({ amount_cents: 25000 }) });
@@ -226,7 +230,10 @@ describe("POST /handoffs/{id}/decision", () => {
       actor: "raj@acme.test",
       reason: "Outside the return window",
     });
-    expect(deny.body).toMatchObject({ outcome: "denied", handoff: { status: "DENIED", decisionReason: "Outside the return window" } });
+    expect(deny.body).toMatchObject({
+      outcome: "denied",
+      handoff: { status: "DENIED", decisionReason: "Outside the return window", call: { status: "DENIED" } },
+    });
     expect(deny.body.run.phase).not.toBe("WAITING_FOR_APPROVAL");
 
     const edited = await parkRefund();

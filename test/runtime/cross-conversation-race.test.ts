@@ -5,7 +5,10 @@
 // (lib/runtime/judged-again). These tests hold both gate reads until both have happened, so the race is certain.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SPECIALISTS } from "@/lib/agents/specialists";
-import { decisionInWords } from "@/lib/console/decision-words";
+import { apiHandoff } from "@/lib/api/endpoints/handoffs";
+import { decidedSummary, decisionInWords } from "@/lib/console/decision-words";
+import { DEFAULT_QUEUE_FILTER } from "@/lib/console/filters";
+import { queueHandoffs } from "@/lib/console/queries";
 import { runReview } from "@/lib/console/runs";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { getTool } from "@/lib/tools/registry";
@@ -199,6 +202,12 @@ describe("two approvals that together pass the ceiling", () => {
     expect(decisionInWords(approval.facts)[0]).toMatch(
       /^Approved by Raj .* — but not done: refunds on A-1003 would total \$600\.00 .*above \$500\.00; passed to a person$/,
     );
+    // The same on the queue's cards and in the JSON API: what people decided, and what became of each call.
+    const cards = await queueHandoffs(h.db, { tenantId: h.acme.id, staffId: "nobody" }, { ...DEFAULT_QUEUE_FILTER, status: "decided" });
+    const approvals = cards.filter((c) => c.kind === "APPROVAL").map((c) => decidedSummary(c));
+    expect(approvals.sort()).toEqual(["Approved by Raj", "Approved by Raj — not done"]);
+    const api = await apiHandoff(h.db, h.acme.id, approval.handoff.id);
+    expect(api).toMatchObject({ status: "APPROVED", call: { status: "DENIED", result: { escalated: true } } });
     // Both runs end, each with every tool_use answered.
     const runs = await h.db.run.findMany({ where: { id: { in: [a.runId!, b.runId!] } }, select: { phase: true } });
     expect(runs.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED"]);

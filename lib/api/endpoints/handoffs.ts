@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { Prisma, PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
 import { addLogContext } from "@/lib/log";
+import { withCalls } from "@/lib/handoffs/calls";
 import { type PresentedHandoff, presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
 import { resumeRun } from "@/lib/runtime/resume";
@@ -30,7 +31,8 @@ function asApiHandoff(h: PresentedHandoff): ApiHandoff {
 export async function apiHandoff(db: PrismaTx, tenantId: string, handoffId: string): Promise<ApiHandoff> {
   const h = await db.handoff.findFirst({ where: { id: handoffId, tenantId }, include: { approvals: true } });
   if (!h) throw new AppError("NOT_FOUND", "This handoff was not found.");
-  return asApiHandoff(presentHandoff(h, await staffNames(db, tenantId)));
+  const [[withCall], names] = await Promise.all([withCalls(db, [h]), staffNames(db, tenantId)]);
+  return asApiHandoff(presentHandoff(withCall!, names));
 }
 
 export const listHandoffsEndpoint = defineEndpoint(
@@ -65,8 +67,8 @@ export const listHandoffsEndpoint = defineEndpoint(
       take: query.limit + 1,
     });
     const page = pageOf(rows, query.limit);
-    const names = await staffNames(db, caller.tenantId);
-    return { data: page.rows.map((h) => asApiHandoff(presentHandoff(h, names))), nextCursor: page.nextCursor };
+    const [withCall, names] = await Promise.all([withCalls(db, page.rows), staffNames(db, caller.tenantId)]);
+    return { data: withCall.map((h) => asApiHandoff(presentHandoff(h, names))), nextCursor: page.nextCursor };
   },
 );
 
