@@ -9,7 +9,7 @@ import { apiHandoff } from "@/lib/api/endpoints/handoffs";
 import { decidedSummary, decisionInWords } from "@/lib/console/decision-words";
 import { DEFAULT_QUEUE_FILTER } from "@/lib/console/filters";
 import { queueHandoffs } from "@/lib/console/queries";
-import { runReview } from "@/lib/console/runs";
+import { runFilterSchema, runReview, searchRuns } from "@/lib/console/runs";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolDefinition } from "@/lib/tools/types";
@@ -197,7 +197,8 @@ describe("two approvals that together pass the ceiling", () => {
     expect(escalation.payload).toMatchObject({ trigger: "policy_ceiling", refusedCall: { toolName: "refund_order", amountCents: 30000 } });
     expect(await h.effects()).toHaveLength(1);
     // The loser's approval, as the supervisor's run page words it: approved, but not done — and why.
-    const review = await runReview(h.db, { tenantId: h.acme.id, role: "supervisor" }, refused.runId);
+    const supervisor = { tenantId: h.acme.id, role: "supervisor" as const };
+    const review = await runReview(h.db, supervisor, refused.runId);
     const approval = review.decisions.find((d) => d.handoff.kind === "APPROVAL")!;
     expect(decisionInWords(approval.facts)[0]).toMatch(
       /^Approved by Raj .* — but not done: refunds on A-1003 would total \$600\.00 .*above \$500\.00; passed to a person$/,
@@ -206,6 +207,8 @@ describe("two approvals that together pass the ceiling", () => {
     const cards = await queueHandoffs(h.db, { tenantId: h.acme.id, staffId: "nobody" }, { ...DEFAULT_QUEUE_FILTER, status: "decided" });
     const approvals = cards.filter((c) => c.kind === "APPROVAL").map((c) => decidedSummary(c));
     expect(approvals.sort()).toEqual(["Approved by Raj", "Approved by Raj — not done"]);
+    const [row] = (await searchRuns(h.db, supervisor, runFilterSchema.parse({ q: refused.runId }))).runs;
+    expect(row!.handoffs.filter((x) => x.kind === "APPROVAL").map((x) => x.summary)).toEqual(["Approved by Raj — not done"]);
     const api = await apiHandoff(h.db, h.acme.id, approval.handoff.id);
     expect(api).toMatchObject({ status: "APPROVED", call: { status: "DENIED", result: { escalated: true } } });
     // Both runs end, each with every tool_use answered.
