@@ -213,12 +213,15 @@ export async function conversationDetail(db: PrismaTx, tenantId: string, convers
   const [view, customer, handoffs, names] = await Promise.all([
     customerView(db, conv.id),
     conv.customerId ? db.customer.findFirst({ where: { id: conv.customerId, tenantId }, select: { name: true, email: true } }) : null,
-    db.handoff.findMany({
-      where: { conversationId: conv.id, tenantId },
-      include: { approvals: { orderBy: { createdAt: "asc" } } },
-      orderBy: { createdAt: "desc" },
-      take: 20,
-    }),
+    // Their calls are read as soon as they are, while the view still is.
+    db.handoff
+      .findMany({
+        where: { conversationId: conv.id, tenantId },
+        include: { approvals: { orderBy: { createdAt: "asc" } } },
+        orderBy: { createdAt: "desc" },
+        take: 20,
+      })
+      .then((rows) => withCalls(db, rows)),
     staffNames(db, tenantId),
   ]);
   return jsonify({
@@ -231,7 +234,7 @@ export async function conversationDetail(db: PrismaTx, tenantId: string, convers
       createdAt: conv.createdAt,
     },
     view,
-    handoffs: (await withCalls(db, handoffs)).map((h) => consoleHandoff(h, names)),
+    handoffs: handoffs.map((h) => consoleHandoff(h, names)),
   });
 }
 export type ConversationDetail = Awaited<ReturnType<typeof conversationDetail>>;

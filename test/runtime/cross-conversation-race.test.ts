@@ -8,7 +8,7 @@ import { SPECIALISTS } from "@/lib/agents/specialists";
 import { apiHandoff } from "@/lib/api/endpoints/handoffs";
 import { decidedSummary, decisionInWords } from "@/lib/console/decision-words";
 import { DEFAULT_QUEUE_FILTER } from "@/lib/console/filters";
-import { queueHandoffs } from "@/lib/console/queries";
+import { conversationDetail, queueHandoffs } from "@/lib/console/queries";
 import { runFilterSchema, runReview, searchRuns } from "@/lib/console/runs";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { getTool } from "@/lib/tools/registry";
@@ -211,6 +211,12 @@ describe("two approvals that together pass the ceiling", () => {
     expect(row!.handoffs.filter((x) => x.kind === "APPROVAL").map((x) => x.summary)).toEqual(["Approved by Raj — not done"]);
     const api = await apiHandoff(h.db, h.acme.id, approval.handoff.id);
     expect(api).toMatchObject({ status: "APPROVED", call: { status: "DENIED", result: { escalated: true } } });
+    // And on the conversation's take-over page, beside the escalation it became.
+    const taken = await conversationDetail(h.db, h.acme.id, review.run.conversationId);
+    expect(taken.handoffs.map((x) => [x.kind, x.status, x.call?.status ?? null]).sort()).toEqual([
+      ["APPROVAL", "APPROVED", "DENIED"],
+      ["ESCALATION", "PENDING", null],
+    ]);
     // Both runs end, each with every tool_use answered.
     const runs = await h.db.run.findMany({ where: { id: { in: [a.runId!, b.runId!] } }, select: { phase: true } });
     expect(runs.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED"]);
