@@ -72,6 +72,9 @@ function refusalInWords(r: Obj): string | undefined {
   return /^[A-Z][a-z]/.test(clause) ? clause[0]!.toLowerCase() + clause.slice(1) : clause;
 }
 
+/** ": <why>" after a clause, or nothing when there is no why. */
+const because = (why: string | undefined) => (why ? `: ${why}` : "");
+
 /** What the decided call did, from the result the server recorded ("$250.00 refunded"). */
 export function effectInWords(toolName: string | null, call: DecisionFacts["call"]): string | null {
   if (!call) return null;
@@ -95,7 +98,7 @@ export function effectInWords(toolName: string | null, call: DecisionFacts["call
     case "DENIED":
       // Approved, then refused where it was to act: judged again on what was done by then (another approval of the
       // same order had passed the ceiling first; lib/runtime/judged-again).
-      return `but not done${refusalInWords(r) ? `: ${refusalInWords(r)}` : ""}${r.escalated ? "; passed to a person" : ""}`;
+      return `but not done${because(refusalInWords(r))}${r.escalated ? "; passed to a person" : ""}`;
     case "APPROVED":
     case "EXECUTING":
       return "running now";
@@ -126,9 +129,7 @@ export function effectSentence(toolName: string | null, call: DecisionFacts["cal
       }
     case "DENIED":
       // A reviewer's denial says nothing more; a refusal by the gates after the approval says why, and who looks next.
-      return r.escalated
-        ? `Nothing was done${refusalInWords(r) ? `: ${refusalInWords(r)}` : ""}. A person has been asked to look at it.`
-        : "Nothing was done.";
+      return r.escalated ? `Nothing was done${because(refusalInWords(r))}. A person has been asked to look at it.` : "Nothing was done.";
     case "EXPIRED":
       return "Nothing was done: the request expired.";
     case "FAILED":

@@ -2,6 +2,7 @@ import "server-only";
 import { z } from "zod";
 import { Prisma, type PrismaTx } from "@/lib/db/prisma-types";
 import { AppError } from "@/lib/errors";
+import { callAmong } from "@/lib/handoffs/calls";
 import { parseHandoffPayload } from "@/lib/handoffs/record";
 import { runDetail } from "@/lib/runs/detail";
 import { assertSupervisor, type Viewer } from "./access";
@@ -254,7 +255,7 @@ async function describeRuns(db: PrismaTx, tenantId: string, runs: RunRowSource[]
                 approvals,
                 decidedBy,
                 decision: h.decision,
-                call: r.toolCalls.find((c) => c.id === h.toolCallId) ?? null,
+                call: callAmong(r.toolCalls, h.toolCallId),
               }),
         decidedBy: [...new Set(people)],
         decidedAt: h.decidedAt,
@@ -459,10 +460,9 @@ export async function runReview(db: PrismaTx, viewer: Viewer, runId: string) {
       select: { seq: true, shownToCustomer: true, content: true, createdAt: true },
     }),
   ]);
-  const calls = new Map(detail.toolCalls.map((c) => [c.id, c]));
   const decisions = handoffs.map((h) => {
-    const call = h.toolCallId ? calls.get(h.toolCallId) : undefined;
-    const presented = consoleHandoff({ ...h, call: call ?? null }, names);
+    const call = callAmong(detail.toolCalls, h.toolCallId);
+    const presented = consoleHandoff({ ...h, call }, names);
     const facts: DecisionFacts = {
       kind: h.kind,
       status: h.status,

@@ -1,4 +1,5 @@
-// The call each handoff is about, read in one query for a page of handoffs (lib/handoffs/present shows it).
+// The call each handoff is about (lib/handoffs/present shows it): read in one query for a page of handoffs, or found
+// among a run's calls already read.
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import type { HandoffCall } from "./present";
 
@@ -15,4 +16,9 @@ export async function withCalls<T extends { tenantId: string; toolCallId: string
   });
   const byId = new Map(calls.map((c) => [c.id, { status: c.status as string, result: c.result }]));
   return rows.map((h) => ({ ...h, call: (h.toolCallId && byId.get(h.toolCallId)) || null }));
+}
+
+/** A handoff's call among calls already read (a run's): null for a handoff without one, or one not among them. */
+export function callAmong<C extends { id: string }>(calls: readonly C[], toolCallId: string | null): C | null {
+  return (toolCallId && calls.find((c) => c.id === toolCallId)) || null;
 }

@@ -3,13 +3,10 @@
 import type { PrismaTx } from "@/lib/db/prisma-types";
 import { specialistTree } from "@/lib/agents/tree";
 import { AppError } from "@/lib/errors";
+import { callAmong } from "@/lib/handoffs/calls";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
 import { buildModelMessages } from "@/lib/store/transcript";
-
-/** A handoff's call among the run's. */
-const callOf = (calls: Array<{ id: string; status: string; result: unknown }>, id: string | null) =>
-  (id && calls.find((c) => c.id === id)) || null;
 
 /** A run as the model saw it: the messages array of its last request, and everything recorded around it. */
 export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) {
@@ -38,7 +35,7 @@ export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) 
     toolCalls,
     gateDecisions,
     effects,
-    handoffs: handoffs.map((h) => presentHandoff({ ...h, call: callOf(toolCalls, h.toolCallId) }, names)),
+    handoffs: handoffs.map((h) => presentHandoff({ ...h, call: callAmong(toolCalls, h.toolCallId) }, names)),
     /** the specialists the agent consulted, as a tree (lib/agents/tree) */
     specialists: specialistTree(toolCalls, agentTurns, modelCalls),
   };
