@@ -213,7 +213,7 @@ export async function conversationDetail(db: PrismaTx, tenantId: string, convers
   const [view, customer, handoffs, names] = await Promise.all([
     customerView(db, conv.id),
     conv.customerId ? db.customer.findFirst({ where: { id: conv.customerId, tenantId }, select: { name: true, email: true } }) : null,
-    // Their calls are read as soon as they are, while the view still is.
+    // Their calls are read as soon as the handoffs are, beside the view's reads rather than after them.
     db.handoff
       .findMany({
         where: { conversationId: conv.id, tenantId },
