@@ -5,6 +5,8 @@
  * hour that it took in another: runs of different hours are compared through this figure, printed with each run.
  */
 import { createHash } from "node:crypto";
+import { closeSync, openSync, readSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import { percentile } from "./load/stats";
 
 /** One transcript-like document, the same every time (no randomness, no clock). */
@@ -67,4 +69,89 @@ export function machineSpeed(rounds = 25): MachineSpeed {
 /** The line the benchmarks print. */
 export function describeMachineSpeed(s: MachineSpeed): string {
   return `${s.medianMs.toFixed(2)} ms a round (median of ${s.rounds}; quickest ${s.minMs.toFixed(2)})`;
+}
+
+/**
+ * What crossing into the kernel costs here. The fixed work above does not tell VMs apart (it took 9.3–11.8 ms a round
+ * both on the VM where the targets were met and on those where every statement took twice as long); these may: a
+ * statement's round trip is system calls, a process woken on another core, and pages touched for the first time.
+ * Printed since 5 Dec 2026 16:40, first on a VM of the slow kind (10.5 µs, 2.0 µs, 26 µs).
+ */
+export interface KernelCosts {
+  /** writing the first byte of a fresh 4 KiB page (a minor page fault), µs */
+  pageTouchUs: number;
+  /** one read(2) of /dev/null through node's fs binding, µs */
+  syscallUs: number;
+  /** one thread waking another and being woken back (Atomics.wait / notify: two futex wake-ups), µs */
+  wakeRoundTripUs: number;
+}
+
+/** Medians of a few rounds of each; about half a second in all. */
+export async function kernelCosts(): Promise<KernelCosts> {
+  // 64 MiB is above glibc's largest mmap threshold: every round maps fresh pages, none reused from the heap.
+  const pageRounds: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const block = Buffer.allocUnsafeSlow(64 << 20);
+    const t0 = performance.now();
+    for (let i = 0; i < block.length; i += 4096) block[i] = 1;
+    pageRounds.push(((performance.now() - t0) * 1000) / (block.length / 4096));
+  }
+
+  const fd = openSync("/dev/null", "r");
+  const byte = Buffer.alloc(1);
+  const callRounds: number[] = [];
+  try {
+    for (let r = 0; r < 5; r++) {
+      const n = 20_000;
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) readSync(fd, byte, 0, 1, null);
+      callRounds.push(((performance.now() - t0) * 1000) / n);
+    }
+  } finally {
+    closeSync(fd);
+  }
+
+  // Slot 0: the main thread's ping (1) or stop (2); slot 1: the worker's pong.
+  const flags = new Int32Array(new SharedArrayBuffer(8));
+  const worker = new Worker(
+    `const { workerData } = require("node:worker_threads");
+     const f = new Int32Array(workerData);
+     for (;;) {
+       Atomics.wait(f, 0, 0);
+       if (Atomics.load(f, 0) === 2) break;
+       Atomics.store(f, 0, 0);
+       Atomics.store(f, 1, 1);
+       Atomics.notify(f, 1);
+     }`,
+    { eval: true, workerData: flags.buffer },
+  );
+  const wakeRounds: number[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once("online", resolve);
+      worker.once("error", reject);
+    });
+    for (let r = 0; r < 5; r++) {
+      const n = 2_000;
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) {
+        Atomics.store(flags, 1, 0);
+        Atomics.store(flags, 0, 1);
+        Atomics.notify(flags, 0);
+        if (Atomics.wait(flags, 1, 0, 5_000) === "timed-out") throw new Error("the worker thread did not answer within 5 s");
+      }
+      wakeRounds.push(((performance.now() - t0) * 1000) / n);
+    }
+  } finally {
+    Atomics.store(flags, 0, 2);
+    Atomics.notify(flags, 0);
+    await worker.terminate();
+  }
+
+  return { pageTouchUs: percentile(pageRounds, 50), syscallUs: percentile(callRounds, 50), wakeRoundTripUs: percentile(wakeRounds, 50) };
+}
+
+/** The line the benchmarks print. */
+export function describeKernelCosts(k: KernelCosts): string {
+  return `a fresh page's first touch ${k.pageTouchUs.toFixed(2)} µs, a system call ${k.syscallUs.toFixed(2)} µs, a wake-up round trip between two threads ${k.wakeRoundTripUs.toFixed(1)} µs (medians)`;
 }

@@ -1,7 +1,7 @@
 // The benchmarks print how fast the machine was (scripts/machine-speed.ts) so that runs of different hours can be
 // compared: that only holds while the timed work stays the same, which its digest pins.
 import { describe, expect, it } from "vitest";
-import { describeMachineSpeed, machineSpeed } from "@/scripts/machine-speed";
+import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineSpeed } from "@/scripts/machine-speed";
 
 describe("machine speed", () => {
   it("times the same fixed work every time: its digest is pinned, its rounds counted", () => {
@@ -21,5 +21,20 @@ describe("machine speed", () => {
   it("refuses a count of rounds that is not a positive whole number", () => {
     expect(() => machineSpeed(0)).toThrow(/positive whole number/);
     expect(() => machineSpeed(1.5)).toThrow(/positive whole number/);
+  });
+});
+
+describe("kernel costs", () => {
+  it("measures a page's first touch, a system call and a wake-up round trip, and prints them", async () => {
+    const k = await kernelCosts();
+    for (const v of [k.pageTouchUs, k.syscallUs, k.wakeRoundTripUs]) {
+      expect(Number.isFinite(v)).toBe(true);
+      expect(v).toBeGreaterThan(0);
+    }
+    // A wake-up round trip is two system calls at the least, and a thread switched in twice.
+    expect(k.wakeRoundTripUs).toBeGreaterThan(k.syscallUs);
+    expect(describeKernelCosts(k)).toMatch(
+      /^a fresh page's first touch \d+\.\d\d µs, a system call \d+\.\d\d µs, a wake-up round trip between two threads \d+\.\d µs \(medians\)$/,
+    );
   });
 });

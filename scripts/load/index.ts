@@ -29,7 +29,7 @@ import { DEMO_PASSWORD } from "@/lib/setup/seed";
 import { policySettings, publishPolicy } from "@/lib/settings/policy";
 import { env } from "@/lib/env";
 import { signCustomerIdentity } from "@/lib/widget/identity";
-import { describeMachineSpeed, machineSpeed } from "../machine-speed";
+import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineSpeed } from "../machine-speed";
 import { exactFigures } from "./checks";
 import { Cluster, waitHealthy } from "./cluster";
 import { type CpuSplit, postmasterOf, startCpuMeter } from "./cpu";
@@ -194,6 +194,7 @@ async function main() {
   // the end, where the machine is not idle (one run printed 15.7 ms there against 10.1 before the chat; PostgreSQL
   // may still be at work on the queue's 100,000 handoffs).
   const speedBefore = machineSpeed();
+  const kernelBefore = await kernelCosts();
   const openStart = Date.now();
   await Promise.all(
     visitors.map(async (v) => {
@@ -390,6 +391,7 @@ async function main() {
   console.log(
     `  machine speed: a fixed piece of CPU work (scripts/machine-speed.ts; lower is faster) took ${describeMachineSpeed(speedBefore)} before the chat`,
   );
+  console.log(`  machine's kernel (scripts/machine-speed.ts; lower is faster), before the chat: ${describeKernelCosts(kernelBefore)}`);
   console.log(
     `  server: 2 × next start (${PORTS.slice(0, 2).join(", ")}), 2 × npm run worker, ${config.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; offline model ${MODEL === "server" ? "in a process of its own (HTTP, as Claude)" : "inside each server process"}`,
   );
