@@ -32,6 +32,7 @@ import {
   type RunnerReply,
   type TurnSample,
 } from "../bench/peers/scenario";
+import { machineHypervisor } from "./machine-speed";
 
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_PEERS_DB ?? "support_bench_peers";
 process.env.SUPPORT_SKIP_SEED = "1";
@@ -405,7 +406,7 @@ console.log(
   `\nbench:peers — one scripted conversation through three systems on ${process.env.DATABASE_URL ? "the DATABASE_URL server" : "the embedded PostgreSQL"} (PostgreSQL ${serverInfo.version}; fsync=${serverInfo.fsync}, synchronous_commit=${serverInfo.synchronousCommit}, wal_sync_method=${serverInfo.walSync} for everyone)`,
 );
 console.log(
-  `Machine: Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), load average ${load0.map((l) => l.toFixed(2)).join(" ")} at start, ${load1.map((l) => l.toFixed(2)).join(" ")} at end`,
+  `Machine: Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), load average ${load0.map((l) => l.toFixed(2)).join(" ")} at start, ${load1.map((l) => l.toFixed(2)).join(" ")} at end, hypervisor ${machineHypervisor()}`,
 );
 console.log(
   "Ratios (\"vs this product\"): the peer's figure ÷ this product's — ×2.0 means the peer takes twice as long or writes twice as much.",

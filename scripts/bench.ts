@@ -9,7 +9,8 @@
  *   - each of those split into the time spent waiting for PostgreSQL (its statements' round trips, outside model
  *     calls and tool bodies) and the process's own work, and this server's floor: a round trip and a one-row commit;
  *   - how fast the machine was before and after the run (./machine-speed.ts: a fixed piece of CPU work), and what its
- *     kernel charges before it (a fresh page's first touch, a system call, a wake-up between threads);
+ *     kernel charges before it (a fresh page's first touch, a system call, a wake-up between threads), and which
+ *     hypervisor the machine runs under (as its kernel named it at boot);
  *   - statements (round trips to PostgreSQL, BEGIN and COMMIT included) per customer message and per model turn;
  *   - rows and bytes written per turn (proportional to what the turn added, not to the conversation).
  * The model is the offline model, served by a process of its own (scripts/offline-model-server.ts) and called
@@ -27,7 +28,7 @@ import {
   roundTripTimes,
   type SentStatement,
 } from "../bench/peers/scenario";
-import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineSpeed } from "./machine-speed";
+import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineHypervisor, machineSpeed } from "./machine-speed";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -400,6 +401,7 @@ console.log(
   `\nThis machine, a fixed piece of CPU work (scripts/machine-speed.ts; lower is faster): ${describeMachineSpeed(speedBefore)} before the run, ${describeMachineSpeed(speedAfter)} after it`,
 );
 console.log(`This machine, its kernel (scripts/machine-speed.ts; lower is faster), before the run: ${describeKernelCosts(kernelBefore)}`);
+console.log(`This machine, its hypervisor (the kernel's boot log): ${machineHypervisor()}`);
 const growth = late.median / early.median;
 console.log(`\nGrowth of median harness time from turn 10 to turn 200: ×${growth.toFixed(2)}`);
 const parkMedian = median(parkDirect.latencies);

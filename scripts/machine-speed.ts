@@ -4,8 +4,9 @@
  * steal time and its load average says little about its host, yet the same code took 1.7–1.9 times the CPU in one
  * hour that it took in another: runs of different hours are compared through this figure, printed with each run.
  */
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { percentile } from "./load/stats";
 
@@ -154,4 +155,37 @@ export async function kernelCosts(): Promise<KernelCosts> {
 /** The line the benchmarks print. */
 export function describeKernelCosts(k: KernelCosts): string {
   return `a fresh page's first touch ${k.pageTouchUs.toFixed(2)} µs, a system call ${k.syscallUs.toFixed(2)} µs, a wake-up round trip between two threads ${k.wakeRoundTripUs.toFixed(1)} µs (medians)`;
+}
+
+/**
+ * Which hypervisor the machine runs under, as its kernel named it at boot ("Hypervisor detected: …" in the boot log).
+ * The VMs of the slow kind of 5 Dec 2026 boot as PVM guests ("running under PVM (pv-lite)"): virtualization without
+ * the CPU's own support, where every return to user mode, CR3 load, TLB flush and HLT is a hypercall — which is what
+ * makes their system calls, page faults and wake-ups cost what the kernel line shows. `null` inputs: not readable.
+ */
+export function hypervisorFrom(bootLog: string | null, cpuFlags: string | null): string {
+  const named = bootLog?.match(/Hypervisor detected: ([^\n]+)/)?.[1]?.trim();
+  if (named) {
+    const variant = bootLog?.match(/running under PVM \(([^)]+)\)/)?.[1];
+    return variant && named === "PVM" ? `PVM (${variant})` : named;
+  }
+  if (cpuFlags === null) return "unknown (neither the boot log nor /proc/cpuinfo could be read)";
+  return /(^|\s)hypervisor(\s|$)/.test(cpuFlags) ? "a hypervisor whose kind the boot log does not say" : "none";
+}
+
+/** The hypervisor of this machine (reads `dmesg`, which may need root, and /proc/cpuinfo; never throws). */
+export function machineHypervisor(): string {
+  let bootLog: string | null = null;
+  try {
+    bootLog = execFileSync("dmesg", { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 2_000, maxBuffer: 16 << 20 });
+  } catch {
+    bootLog = null;
+  }
+  let cpuFlags: string | null = null;
+  try {
+    cpuFlags = readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1] ?? "";
+  } catch {
+    cpuFlags = null;
+  }
+  return hypervisorFrom(bootLog, cpuFlags);
 }

@@ -1,7 +1,14 @@
 // The benchmarks print how fast the machine was (scripts/machine-speed.ts) so that runs of different hours can be
 // compared: that only holds while the timed work stays the same, which its digest pins.
 import { describe, expect, it } from "vitest";
-import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineSpeed } from "@/scripts/machine-speed";
+import {
+  describeKernelCosts,
+  describeMachineSpeed,
+  hypervisorFrom,
+  kernelCosts,
+  machineHypervisor,
+  machineSpeed,
+} from "@/scripts/machine-speed";
 
 describe("machine speed", () => {
   it("times the same fixed work every time: its digest is pinned, its rounds counted", () => {
@@ -36,5 +43,29 @@ describe("kernel costs", () => {
     expect(describeKernelCosts(k)).toMatch(
       /^a fresh page's first touch \d+\.\d\d µs, a system call \d+\.\d\d µs, a wake-up round trip between two threads \d+\.\d µs \(medians\)$/,
     );
+  });
+});
+
+describe("hypervisor", () => {
+  // Lines of a slow-kind VM's boot log (5 Dec 2026, 20:40), and of a KVM guest's.
+  const pvmLog = [
+    "[    0.000000] Hypervisor detected: PVM",
+    "[    0.000023] pvm-pv: running under PVM (pv-lite)",
+    "[    0.000246] pvm-pv: CR3 loads, local TLB flushes, HLT and MSR writes via hypercalls",
+  ].join("\n");
+
+  it("names the hypervisor the kernel detected at boot, with PVM's variant", () => {
+    expect(hypervisorFrom(pvmLog, "fpu sse2 hypervisor lahf_lm")).toBe("PVM (pv-lite)");
+    expect(hypervisorFrom("[    0.000000] Hypervisor detected: KVM\n", "fpu hypervisor")).toBe("KVM");
+  });
+
+  it("falls back on the CPU's flags when the boot log is unreadable, and says when neither is", () => {
+    expect(hypervisorFrom(null, "fpu sse2 hypervisor lahf_lm")).toBe("a hypervisor whose kind the boot log does not say");
+    expect(hypervisorFrom("", "fpu sse2 lahf_lm")).toBe("none");
+    expect(hypervisorFrom(null, null)).toMatch(/^unknown/);
+  });
+
+  it("reads this machine's without throwing", () => {
+    expect(machineHypervisor()).toMatch(/\S/);
   });
 });
