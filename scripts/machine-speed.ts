@@ -159,10 +159,10 @@ export function describeKernelCosts(k: KernelCosts): string {
 
 /**
  * Which hypervisor the machine runs under, as its kernel named it at boot ("Hypervisor detected: …" in the boot log).
- * The VMs of the slow kind of 5 Dec 2026 boot as PVM guests ("running under PVM (pv-lite)"): virtualization without
- * the CPU's own support, where every return to user mode, CR3 load, TLB flush and HLT is a hypercall: the likeliest
- * reason their system calls, page faults and wake-ups cost what the kernel line shows (no quick VM's hypervisor was
- * on record when this was written). `null` inputs: not readable.
+ * A slow VM of 5 Dec 2026 (20:40) booted as a PVM guest ("running under PVM (pv-lite)"): virtualization without the
+ * CPU's own support, where every return to user mode, CR3 load, TLB flush and HLT is a hypercall: the likeliest
+ * reason its system calls, page faults and wake-ups cost what the kernel line shows (no quick VM's hypervisor was on
+ * record when this was written). `null` inputs: not readable.
  */
 export function hypervisorFrom(bootLog: string | null, cpuFlags: string | null): string {
   const named = bootLog?.match(/Hypervisor detected: ([^\n]+)/)?.[1]?.trim();
