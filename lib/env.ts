@@ -433,6 +433,11 @@ export const variables = {
     default: "30",
     description: "`npm run bench:peers`: approve → next request samples per system",
   }),
+  BENCH_PEERS_WARMUP_APPROVALS: variable(wholeNumber(0).default(30), {
+    group: "testing",
+    default: "30",
+    description: "`npm run bench:peers`: approvals per system before the measured ones (their median is printed as cold)",
+  }),
   BENCH_PEERS_ONLY: variable(z.enum(["langgraph", "openai-agents"]).optional(), {
     group: "testing",
     default: "both peers",

@@ -44,6 +44,10 @@ const TURNS = LATE[1]; // customer turns per measured conversation
 const WARMUP_TURNS = Number(process.env.BENCH_PEERS_WARMUP_TURNS ?? 20);
 const ROUNDS = Number(process.env.BENCH_PEERS_ROUNDS ?? 3);
 const APPROVALS = Number(process.env.BENCH_PEERS_APPROVALS ?? 30);
+// Approvals before the measured ones, for every system alike, printed apart (cold): PostgreSQL plans a statement
+// afresh on each of its first five executions on a connection, and the JIT has not yet seen the approve path — a
+// server that has approved before has paid that (npm run bench warms its approvals the same way).
+const WARMUP_APPROVALS = Number(process.env.BENCH_PEERS_WARMUP_APPROVALS ?? 30);
 if (LATE[0] <= EARLY[1]) throw new Error("BENCH_PEERS_LATE_TURN must be above 30");
 
 const PEERS_DIR = path.resolve("bench/peers");
@@ -318,6 +322,7 @@ const progress = (text: string) => process.stderr.write(`${text}\n`);
 
 const samples = new Map<string, TurnSample[]>(systems.map((s) => [s.key, []]));
 const approvals = new Map<string, ApprovalSample[]>();
+const coldApprovals = new Map<string, ApprovalSample[]>();
 const probes = new Map<string, ProbeResult>();
 const BLOCK = 10; // customer turns a system takes before the next one takes its turn
 const conversationOf = async (s: System) => {
@@ -327,9 +332,12 @@ const conversationOf = async (s: System) => {
 };
 try {
   for (const s of systems) {
-    progress(`warm-up (a conversation of ${WARMUP_TURNS} customer turns, 2 approvals): ${s.name}`);
+    progress(`warm-up (a conversation of ${WARMUP_TURNS} customer turns, ${WARMUP_APPROVALS} approvals): ${s.name}`);
     await s.send({ cmd: "turns", conversationId: await conversationOf(s), from: 0, count: WARMUP_TURNS, measure: false });
-    await s.send({ cmd: "approvals", samples: 2 }); // and two approvals, not counted
+    if (WARMUP_APPROVALS > 0) {
+      const cold = await s.send({ cmd: "approvals", samples: WARMUP_APPROVALS });
+      if ("approvals" in cold) coldApprovals.set(s.key, cold.approvals);
+    }
   }
   for (let round = 0; round < ROUNDS; round++) {
     progress(`round ${round + 1}/${ROUNDS}: ${TURNS} customer turns through each system, ${BLOCK} at a time, taking turns`);
@@ -412,7 +420,7 @@ console.log(
   "Ratios (\"vs this product\"): the peer's figure ÷ this product's — ×2.0 means the peer takes twice as long or writes twice as much.",
 );
 console.log(
-  `Scenario: each customer turn = model proposes lookup_order → the tool runs a SELECT → model replies (2 model calls); a warm-up per system (a ${WARMUP_TURNS}-turn conversation, 2 approvals), then ${ROUNDS} measured conversations of ${TURNS} customer turns each, the systems taking turns every ${BLOCK} customer turns`,
+  `Scenario: each customer turn = model proposes lookup_order → the tool runs a SELECT → model replies (2 model calls); a warm-up per system (a ${WARMUP_TURNS}-turn conversation, ${WARMUP_APPROVALS} approvals), then ${ROUNDS} measured conversations of ${TURNS} customer turns each, the systems taking turns every ${BLOCK} customer turns`,
 );
 for (const s of systems) {
   console.log(
@@ -430,10 +438,11 @@ harnessTable(`around turn ${LATE_TURN}`, LATE);
   const base = median(approvals.get(ours.key)!.map((a) => a.decisionToRequestMs));
   table(
     `Approve → next model request, ms (${APPROVALS} approvals each, a fresh conversation each; the refund committed before the request)`,
-    ["system", "median", "p95", "statements", "refunds per approval", "vs this product"],
+    ["system", "median", "p95", `cold: the first ${WARMUP_APPROVALS}, median`, "statements", "refunds per approval", "vs this product"],
     systems.map((s) => {
       const xs = approvals.get(s.key)!;
       const m = median(xs.map((a) => a.decisionToRequestMs));
+      const cold = coldApprovals.get(s.key) ?? [];
       return [
         s.name,
         fmt(m),
@@ -443,6 +452,7 @@ harnessTable(`around turn ${LATE_TURN}`, LATE);
             95,
           ),
         ),
+        fmt(median(cold.map((a) => a.decisionToRequestMs))),
         fmt(median(xs.map((a) => a.statements)), 0),
         [...new Set(xs.map((a) => a.refunds))].join(", "),
         s === ours ? "×1.0" : ratio(m, base),
