@@ -4,7 +4,7 @@
  * a stable `code` on stderr and a non-zero exit.
  *
  *   npm run --silent agent -- say --tenant acme [--conversation <id>] [--customer <email>] <text>
- *   npm run --silent agent -- handoffs --tenant acme [--status PENDING] [--kind approval]
+ *   npm run --silent agent -- handoffs --tenant acme [--status PENDING] [--kind approval] [--conversation <id>]
  *   npm run --silent agent -- decide <handoffId> --as raj@acme.test --decision approve|deny|edit [--input <json>] [--reason <text>] [--version <n>]
  *   npm run --silent agent -- run <runId>
  *   npm run --silent agent -- effects --tenant acme

@@ -62,6 +62,11 @@ describe("npm run agent", () => {
 
     const listed = await agent("handoffs", "--tenant", "acme", "--status", "PENDING", "--kind", "approval");
     expect(listed.code).toBe(0);
+    const ofConversation = await agent("handoffs", "--tenant", "acme", "--conversation", said.out.conversationId);
+    expect(ofConversation.code).toBe(0);
+    expect(ofConversation.out.handoffs.map((x: { id: string }) => x.id)).toEqual(listed.out.handoffs.map((x: { id: string }) => x.id));
+    const ofNone = await agent("handoffs", "--tenant", "acme", "--conversation", "no-such-conversation");
+    expect(ofNone.out).toEqual({ handoffs: [] });
     const [handoff] = listed.out.handoffs;
     expect(handoff).toMatchObject({
       kind: "APPROVAL",

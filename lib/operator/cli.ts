@@ -74,7 +74,9 @@ export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: Abo
       });
     case "handoffs": {
       const tenant = await tenantBySlug(rt.db, need(values.tenant, "--tenant"));
-      return { handoffs: await listHandoffs(rt.db, tenant.id, { status: values.status, kind: values.kind }) };
+      return {
+        handoffs: await listHandoffs(rt.db, tenant.id, { status: values.status, kind: values.kind, conversationId: values.conversation }),
+      };
     }
     case "decide": {
       let input: unknown;

@@ -18,7 +18,11 @@ export async function tenantBySlug(db: PrismaTx, slug: string) {
   return tenant;
 }
 
-export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { status?: string; kind?: string } = {}) {
+export async function listHandoffs(
+  db: PrismaTx,
+  tenantId: string,
+  filter: { status?: string; kind?: string; conversationId?: string } = {},
+) {
   const statuses = ["PENDING", "APPROVED", "DENIED", "EDITED", "EXPIRED", "RESOLVED", "CANCELLED"];
   if (filter.status && !statuses.includes(filter.status.toUpperCase()))
     throw new AppError("INVALID_INPUT", `Unknown status ${filter.status}.`);
@@ -27,6 +31,7 @@ export async function listHandoffs(db: PrismaTx, tenantId: string, filter: { sta
   const rows = await db.handoff.findMany({
     where: {
       tenantId,
+      ...(filter.conversationId ? { conversationId: filter.conversationId } : {}),
       ...(filter.status ? { status: filter.status.toUpperCase() as never } : {}),
       ...(filter.kind ? { kind: filter.kind.toUpperCase() as never } : {}),
     },
@@ -88,7 +93,8 @@ export async function say(deps: RuntimeDeps, a: { tenant: string; conversationId
   const conversation = await deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
   const runId = intake.kind === "to_person" ? null : intake.runId;
   const run = runId ? await deps.db.run.findUnique({ where: { id: runId } }) : null;
-  const handoffs = (await listHandoffs(deps.db, tenant.id)).filter((h) => h.conversationId === conversationId && h.status === "PENDING");
+  // This conversation's pending handoffs only, filtered by the database: the shop may hold many thousands of others.
+  const handoffs = await listHandoffs(deps.db, tenant.id, { conversationId, status: "PENDING" });
   return {
     conversationId,
     ...(token ? { token } : {}),

@@ -6,6 +6,7 @@ import { advanceConversationFrom, advanceRun, claimFor } from "@/lib/runtime/adv
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
 import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults";
+import { listHandoffs } from "@/lib/operator/commands";
 
 let h: Harness;
 beforeEach(async () => {
@@ -558,5 +559,40 @@ describe("a customer who keeps writing while a call is parked", () => {
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
     const replies = await h.db.message.findMany({ where: { conversationId: out.conversationId, author: "AGENT", shownToCustomer: true } });
     expect(replies.map((r) => r.displayText).join(" ")).toMatch(/A-1001/);
+  });
+});
+
+// The operator's `say` (CLI, benches, tests) answers with the conversation's pending handoffs — read for that
+// conversation only. It used to list every handoff of the shop and filter them in memory: a shop with many thousands
+// of handoffs paid for all of them, with their approvals and calls, on every message.
+describe("say: the conversation's pending handoffs", () => {
+  it("lists this conversation's pending handoff, never another conversation's", async () => {
+    const { out } = await parkRefund();
+    expect(out.handoffs[0]!.conversationId).toBe(out.conversationId);
+
+    const other = await h.say("hello");
+    expect(other.conversationId).not.toBe(out.conversationId);
+    expect(other.handoffs).toEqual([]);
+  });
+
+  it("reads the shop's handoffs for this conversation only, filtered by the database", async () => {
+    await parkRefund();
+    const texts = await statementsSentDuring(() => h.say("hello"));
+    const handoffReads = texts.filter((t) => /^select [\s\S]* from "public"\."Handoff"/i.test(t));
+    expect(handoffReads).toHaveLength(1);
+    expect(handoffReads[0]).toMatch(/"Handoff"\."conversationId" = \$\d+/);
+    expect(handoffReads[0]).toMatch(/"Handoff"\."status" = /);
+  });
+
+  it("listHandoffs narrows to one conversation on request, the other filters still applying", async () => {
+    const { out, handoff } = await parkRefund();
+    const other = await h.say("hello");
+    const decided = await h.decide(handoff.id, "raj@acme.test", "deny", { reason: "not this time" });
+    expect(decided.handoff.status).toBe("DENIED");
+
+    const ofParked = await listHandoffs(h.db, h.acme.id, { conversationId: out.conversationId });
+    expect(ofParked.map((x) => x.id)).toEqual([handoff.id]);
+    expect(await listHandoffs(h.db, h.acme.id, { conversationId: out.conversationId, status: "pending" })).toEqual([]);
+    expect(await listHandoffs(h.db, h.acme.id, { conversationId: other.conversationId })).toEqual([]);
   });
 });
