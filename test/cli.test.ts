@@ -117,7 +117,9 @@ describe("npm run agent", () => {
       [["decide", "nope", "--as", "raj@acme.test", "--decision", "approve"], "NOT_FOUND"],
       [["decide", "nope", "--as", "raj@acme.test", "--decision", "edit", "--input", "{not json"], "INVALID_INPUT"],
       [["decide", "nope", "--as", "raj@acme.test", "--decision", "approve", "--version", "abc"], "INVALID_INPUT"],
+      [["say", "--tenant", "acme", "--conversation", "", "hi"], "INVALID_INPUT"],
       [["handoffs", "--tenant", "acme", "--status", "WHATEVER"], "INVALID_INPUT"],
+      [["handoffs", "--tenant", "acme", "--conversation", ""], "INVALID_INPUT"],
       [["run", "missing-run"], "NOT_FOUND"],
       [["frobnicate"], "INVALID_INPUT"],
     ];

@@ -64,6 +64,8 @@ const need = (v: string | undefined, name: string) => {
 /** Runs a parsed command on a runtime. `worker` without --once runs until `signal` aborts. */
 export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: AbortSignal): Promise<unknown> {
   const { command, values, positionals } = cli;
+  // An empty --conversation is a mistake, not "none": say would open a new conversation, handoffs list every one.
+  if (values.conversation === "") throw new AppError("INVALID_INPUT", "--conversation is empty.");
   switch (command) {
     case "say":
       return say(rt, {
