@@ -98,13 +98,15 @@ test("a refund over the limit, in the customer's words, goes through the returns
     "acme",
     "--status",
     "PENDING",
+    "--limit",
+    "500", // one page: this spec's database holds the demo's handoffs and this one
   );
   const approvals = handoffs.filter((h) => h.kind === "APPROVAL");
   expect(approvals, "one handoff for the whole tree").toHaveLength(1);
   const handoff = approvals[0]!;
   // The shop's demo history has effects of its own: only this run's count.
   const effectsOfThisRun = () =>
-    cli<{ effects: Array<{ toolName: string; runId: string }> }>("effects", "--tenant", "acme").effects.filter(
+    cli<{ effects: Array<{ toolName: string; runId: string }> }>("effects", "--tenant", "acme", "--limit", "500").effects.filter(
       (e) => e.runId === handoff.runId,
     );
   expect(effectsOfThisRun()).toHaveLength(0);

@@ -4,10 +4,10 @@
  * a stable `code` on stderr and a non-zero exit.
  *
  *   npm run --silent agent -- say --tenant acme [--conversation <id>] [--customer <email>] <text>
- *   npm run --silent agent -- handoffs --tenant acme [--status PENDING] [--kind approval] [--conversation <id>]
+ *   npm run --silent agent -- handoffs --tenant acme [--status PENDING] [--kind approval] [--conversation <id>] [--limit 50] [--cursor <c>]
  *   npm run --silent agent -- decide <handoffId> --as raj@acme.test --decision approve|deny|edit [--input <json>] [--reason <text>] [--version <n>]
  *   npm run --silent agent -- run <runId>
- *   npm run --silent agent -- effects --tenant acme
+ *   npm run --silent agent -- effects --tenant acme [--limit 50] [--cursor <c>]
  *   npm run --silent agent -- worker [--once]
  *   npm run --silent agent -- token create --tenant acme --name <name> [--scopes handoffs:read,handoffs:decide]
  *   npm run --silent agent -- token list --tenant acme

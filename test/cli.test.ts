@@ -66,7 +66,7 @@ describe("npm run agent", () => {
     expect(ofConversation.code).toBe(0);
     expect(ofConversation.out.handoffs.map((x: { id: string }) => x.id)).toEqual(listed.out.handoffs.map((x: { id: string }) => x.id));
     const ofNone = await agent("handoffs", "--tenant", "acme", "--conversation", "no-such-conversation");
-    expect(ofNone.out).toEqual({ handoffs: [] });
+    expect(ofNone.out).toEqual({ handoffs: [], nextCursor: null });
     const [handoff] = listed.out.handoffs;
     expect(handoff).toMatchObject({
       kind: "APPROVAL",
@@ -120,6 +120,8 @@ describe("npm run agent", () => {
       [["say", "--tenant", "acme", "--conversation", "", "hi"], "INVALID_INPUT"],
       [["handoffs", "--tenant", "acme", "--status", "WHATEVER"], "INVALID_INPUT"],
       [["handoffs", "--tenant", "acme", "--conversation", ""], "INVALID_INPUT"],
+      [["handoffs", "--tenant", "acme", "--limit", "0"], "INVALID_INPUT"],
+      [["effects", "--tenant", "acme", "--cursor", "not-a-cursor"], "INVALID_INPUT"],
       [["run", "missing-run"], "NOT_FOUND"],
       [["frobnicate"], "INVALID_INPUT"],
     ];

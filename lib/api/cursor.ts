@@ -16,12 +16,13 @@ export function encodeCursor(k: Keyset): string {
   return Buffer.from(`${k.createdAt.toISOString()}|${k.id}`, "utf8").toString("base64url");
 }
 
-export function decodeCursor(raw: string | undefined): Keyset | null {
+/** `refusal`: what a caller is told of a cursor no list gave out (the API names its query parameter, the CLI its option). */
+export function decodeCursor(raw: string | undefined, refusal = "query.cursor: not a cursor this API gave out."): Keyset | null {
   if (!raw) return null;
   const [at, id, ...rest] = Buffer.from(raw, "base64url").toString("utf8").split("|");
   const createdAt = new Date(at ?? "");
   if (rest.length || !id || !/^[A-Za-z0-9_-]{1,64}$/.test(id) || Number.isNaN(createdAt.getTime()) || !inDateRange(createdAt))
-    throw new AppError("INVALID_INPUT", "query.cursor: not a cursor this API gave out.");
+    throw new AppError("INVALID_INPUT", refusal);
   return { createdAt, id };
 }
 

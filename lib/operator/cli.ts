@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { AppError } from "@/lib/errors";
 import { isWellFormed } from "@/lib/storable-text";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
-import { decide, listEffects, listHandoffs, say, tenantBySlug } from "@/lib/operator/commands";
+import { decide, listEffects, type PageRequest, pageOfHandoffs, say, tenantBySlug } from "@/lib/operator/commands";
 import { runDetail } from "@/lib/runs/detail";
 import { API_SCOPES, parseScopeList } from "@/lib/api/scopes";
 import { issueApiToken, listApiTokens, revokeApiToken } from "@/lib/api/tokens";
@@ -31,6 +31,8 @@ const OPTIONS = {
   once: { type: "boolean" },
   name: { type: "string" },
   scopes: { type: "string" },
+  limit: { type: "string" },
+  cursor: { type: "string" },
 } as const;
 
 export interface CliCommand {
@@ -61,11 +63,23 @@ const need = (v: string | undefined, name: string) => {
   return v;
 };
 
+// The lists (`handoffs`, `effects`) come a page at a time: a shop's whole history is no answer to print at once.
+const PAGE = { default: 50, max: 500 };
+
+/** `--limit` (a whole number, 1–500; 50 when absent) and `--cursor` (a page's nextCursor) of a list command. */
+function pageRequest(values: CliCommand["values"]): PageRequest {
+  const raw = values.limit ?? String(PAGE.default);
+  const limit = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= PAGE.max)) throw new AppError("INVALID_INPUT", `--limit must be a whole number from 1 to ${PAGE.max}.`);
+  return { limit, ...(values.cursor ? { cursor: values.cursor } : {}) };
+}
+
 /** Runs a parsed command on a runtime. `worker` without --once runs until `signal` aborts. */
 export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: AbortSignal): Promise<unknown> {
   const { command, values, positionals } = cli;
   // An empty --conversation is a mistake, not "none": say would open a new conversation, handoffs list every one.
   if (values.conversation === "") throw new AppError("INVALID_INPUT", "--conversation is empty.");
+  if (values.cursor === "") throw new AppError("INVALID_INPUT", "--cursor is empty: pass the nextCursor a page gave out.");
   switch (command) {
     case "say":
       return say(rt, {
@@ -76,9 +90,8 @@ export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: Abo
       });
     case "handoffs": {
       const tenant = await tenantBySlug(rt.db, need(values.tenant, "--tenant"));
-      return {
-        handoffs: await listHandoffs(rt.db, tenant.id, { status: values.status, kind: values.kind, conversationId: values.conversation }),
-      };
+      const filter = { status: values.status, kind: values.kind, conversationId: values.conversation };
+      return pageOfHandoffs(rt.db, tenant.id, filter, pageRequest(values));
     }
     case "decide": {
       let input: unknown;
@@ -103,7 +116,7 @@ export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: Abo
     case "run":
       return runDetail(rt.db, need(positionals[0], "<runId>"));
     case "effects":
-      return { effects: await listEffects(rt.db, need(values.tenant, "--tenant")) };
+      return listEffects(rt.db, need(values.tenant, "--tenant"), pageRequest(values));
     case "token":
       return tokenCommand(rt.db, positionals, values);
     case "audit":

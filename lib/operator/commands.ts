@@ -9,6 +9,7 @@ import { loadPolicy } from "@/lib/runtime/policy";
 import { withCalls } from "@/lib/handoffs/calls";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
+import { afterCursor, decodeCursor, pageOf } from "@/lib/api/cursor";
 
 /** The operator surface (CLI, API): thin functions over the runtime, each returning plain JSON-able data. */
 
@@ -18,28 +19,68 @@ export async function tenantBySlug(db: PrismaTx, slug: string) {
   return tenant;
 }
 
-export async function listHandoffs(
-  db: PrismaTx,
-  tenantId: string,
-  filter: { status?: string; kind?: string; conversationId?: string } = {},
-) {
+/** Which handoffs an operator asks for; a status or kind the product does not have is INVALID_INPUT. */
+export interface HandoffFilter {
+  status?: string;
+  kind?: string;
+  conversationId?: string;
+}
+
+function handoffWhere(tenantId: string, filter: HandoffFilter) {
   const statuses = ["PENDING", "APPROVED", "DENIED", "EDITED", "EXPIRED", "RESOLVED", "CANCELLED"];
   if (filter.status && !statuses.includes(filter.status.toUpperCase()))
     throw new AppError("INVALID_INPUT", `Unknown status ${filter.status}.`);
   if (filter.kind && !["APPROVAL", "ESCALATION"].includes(filter.kind.toUpperCase()))
     throw new AppError("INVALID_INPUT", `Unknown kind ${filter.kind}.`);
-  const rows = await db.handoff.findMany({
-    where: {
-      tenantId,
-      ...(filter.conversationId ? { conversationId: filter.conversationId } : {}),
-      ...(filter.status ? { status: filter.status.toUpperCase() as never } : {}),
-      ...(filter.kind ? { kind: filter.kind.toUpperCase() as never } : {}),
-    },
-    include: { approvals: true },
-    orderBy: { createdAt: "asc" },
-  });
+  return {
+    tenantId,
+    ...(filter.conversationId ? { conversationId: filter.conversationId } : {}),
+    ...(filter.status ? { status: filter.status.toUpperCase() as never } : {}),
+    ...(filter.kind ? { kind: filter.kind.toUpperCase() as never } : {}),
+  };
+}
+
+async function presentHandoffs<T extends Parameters<typeof presentHandoff>[0] & { tenantId: string; toolCallId: string | null }>(
+  db: PrismaTx,
+  tenantId: string,
+  rows: T[],
+) {
   const [withCall, names] = await Promise.all([withCalls(db, rows), staffNames(db, tenantId)]);
   return withCall.map((h) => presentHandoff(h, names));
+}
+
+/** Every handoff matching the filter, oldest first — for a list known to be short (`say`: a conversation's pending). */
+export async function listHandoffs(db: PrismaTx, tenantId: string, filter: HandoffFilter = {}) {
+  const rows = await db.handoff.findMany({
+    where: handoffWhere(tenantId, filter),
+    include: { approvals: true },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  return presentHandoffs(db, tenantId, rows);
+}
+
+/**
+ * A page of an operator's list, as the JSON API pages its own: at most `limit` rows after the `cursor` a previous
+ * page gave out, oldest first by (createdAt, id) — no row repeated or skipped when new ones arrive meanwhile.
+ */
+export interface PageRequest {
+  cursor?: string;
+  limit: number;
+}
+const CLI_CURSOR_REFUSAL = "--cursor: not a cursor a page of this list gave out (its nextCursor).";
+
+/** One page of the shop's handoffs matching the filter, and the cursor of the next page (null on the last). */
+export async function pageOfHandoffs(db: PrismaTx, tenantId: string, filter: HandoffFilter, page: PageRequest) {
+  const where = handoffWhere(tenantId, filter);
+  const after = afterCursor(decodeCursor(page.cursor, CLI_CURSOR_REFUSAL));
+  const rows = await db.handoff.findMany({
+    where: { AND: [where, after] },
+    include: { approvals: true },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: page.limit + 1,
+  });
+  const { rows: handoffs, nextCursor } = pageOf(rows, page.limit);
+  return { handoffs: await presentHandoffs(db, tenantId, handoffs), nextCursor };
 }
 
 /** New customer-visible messages since a seq: agent replies, notices, a person's replies. */
@@ -131,8 +172,15 @@ export async function decide(
   };
 }
 
-export async function listEffects(db: PrismaTx, tenantSlug: string) {
+/** One page of the shop's effect ledger, oldest first, and the cursor of the next page (null on the last). */
+export async function listEffects(db: PrismaTx, tenantSlug: string, page: PageRequest) {
   const tenant = await tenantBySlug(db, tenantSlug);
-  const effects = await db.effectLedger.findMany({ where: { tenantId: tenant.id }, orderBy: { createdAt: "asc" } });
-  return effects;
+  const after = afterCursor(decodeCursor(page.cursor, CLI_CURSOR_REFUSAL));
+  const rows = await db.effectLedger.findMany({
+    where: { AND: [{ tenantId: tenant.id }, after] },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: page.limit + 1,
+  });
+  const { rows: effects, nextCursor } = pageOf(rows, page.limit);
+  return { effects, nextCursor };
 }
