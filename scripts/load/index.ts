@@ -376,6 +376,9 @@ async function main() {
     statementMedianMs: number;
     executionMs: number;
     planNodes: string[];
+    listMedianMs: number;
+    listExecutionMs: number;
+    listPlanNodes: string[];
   };
 
   // ---- The report. ----
@@ -478,6 +481,10 @@ async function main() {
   line(
     "  its main statement",
     `median ${q.statementMedianMs.toFixed(1)} ms; execution ${q.executionMs.toFixed(2)} ms; plan: ${q.planNodes.join(" → ")}`,
+  );
+  line(
+    "handoff list's first page (CLI, API)",
+    `median ${q.listMedianMs.toFixed(1)} ms for 50 of every status, oldest first; execution ${q.listExecutionMs.toFixed(2)} ms; plan: ${q.listPlanNodes.join(" → ")}`,
   );
   console.log(`  targets: ≥ 100 customer messages/s and reply p95 ≤ 2 s at 200 visitors; queue first page ≤ 20 ms`);
   log(

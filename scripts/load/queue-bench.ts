@@ -5,7 +5,8 @@
  *
  * Prints one JSON line: the median of 20 timings of the console's own `queueHandoffs` (what GET /api/console/queue
  * and the queue page call: the page of handoffs, their approvals, the staff names) and of its main statement alone,
- * plus the node types of that statement's plan.
+ * plus the node types of that statement's plan; and the same for the first page of the shop's handoff list, every
+ * status, oldest first (the operator CLI's `handoffs`; the JSON API's list reads it alike).
  *
  *   node --conditions=react-server --import tsx scripts/load/queue-bench.ts <database-url> [handoffs]
  */
@@ -17,6 +18,7 @@ import { seedDemo } from "@/lib/setup/seed";
 import { createPrisma } from "@/lib/db/client";
 import { DEFAULT_QUEUE_FILTER } from "@/lib/console/filters";
 import { queueHandoffs, QUEUE_LIMIT } from "@/lib/console/queries";
+import { pageOfHandoffs } from "@/lib/operator/commands";
 
 const RUNS = 20;
 
@@ -29,6 +31,11 @@ function nodeTypes(plan: { "Node Type": string; Plans?: unknown[] }, into: strin
   into.push(plan["Node Type"] + ("Index Name" in plan ? ` (${(plan as { "Index Name": string })["Index Name"]})` : ""));
   for (const p of (plan.Plans ?? []) as (typeof plan)[]) nodeTypes(p, into);
   return into;
+}
+
+async function explain(db: pg.Client, query: string, params: unknown[]) {
+  const explained = await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query}`, params);
+  return (explained.rows[0] as { "QUERY PLAN": [{ Plan: Parameters<typeof nodeTypes>[0]; "Execution Time": number }] })["QUERY PLAN"][0];
 }
 
 async function main() {
@@ -119,10 +126,20 @@ async function main() {
       await db.query(main.query, params);
       statement.push(performance.now() - s);
     }
-    const explained = await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${main.query}`, params);
-    const plan = (explained.rows[0] as { "QUERY PLAN": [{ Plan: Parameters<typeof nodeTypes>[0]; "Execution Time": number }] })[
-      "QUERY PLAN"
-    ][0];
+    const plan = await explain(db, main.query, params);
+
+    // The handoff list's first page: every status, oldest first, a page of 50 (the CLI's default).
+    statements.length = 0;
+    await pageOfHandoffs(prisma, actor.tenantId, {}, { limit: 50 });
+    const list: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const s = performance.now();
+      await pageOfHandoffs(prisma, actor.tenantId, {}, { limit: 50 });
+      list.push(performance.now() - s);
+    }
+    const listStatement = statements.find((s) => /FROM "public"\."Handoff"/.test(s.query) && /LIMIT/.test(s.query));
+    if (!listStatement) throw new Error("the handoff list's statement was not captured");
+    const listPlan = await explain(db, listStatement.query, JSON.parse(listStatement.params) as unknown[]);
     await prisma.$disconnect();
     await db.end();
     console.log(
@@ -138,6 +155,9 @@ async function main() {
         executionMs: plan["Execution Time"],
         planNodes: nodeTypes(plan.Plan),
         statement: main.query,
+        listMedianMs: median(list),
+        listExecutionMs: listPlan["Execution Time"],
+        listPlanNodes: nodeTypes(listPlan.Plan),
       }),
     );
   } finally {
