@@ -105,10 +105,7 @@ test("a refund over the limit, in the customer's words, goes through the returns
   expect(approvals, "one handoff for the whole tree").toHaveLength(1);
   const handoff = approvals[0]!;
   // The shop's demo history has effects of its own: only this run's count.
-  const effectsOfThisRun = () =>
-    cli<{ effects: Array<{ toolName: string; runId: string }> }>("effects", "--tenant", "acme", "--limit", "500").effects.filter(
-      (e) => e.runId === handoff.runId,
-    );
+  const effectsOfThisRun = () => cli<{ effects: Array<{ toolName: string; runId: string }> }>("run", handoff.runId).effects;
   expect(effectsOfThisRun()).toHaveLength(0);
 
   // Every process of the web server stops; a new one starts on the same database.
