@@ -115,18 +115,22 @@ describe("npm run agent -- handoffs: a page at a time", () => {
     expect(handoffReads[0]).toMatch(/LIMIT \$\d+/i);
   });
 
-  it("refuses a limit or a cursor it cannot use, with the option named", async () => {
-    for (const limit of ["0", "501", "-1", "1.5", "ten", ""]) {
+  it("refuses a limit or a cursor it cannot use, saying what it takes", async () => {
+    for (const limit of ["0", "501", "1.5", "ten", "", "0x10"]) {
       const err = await refusal(cli("handoffs", "--tenant", "acme", "--limit", limit));
       expect(err.code, `--limit ${limit}`).toBe("INVALID_INPUT");
-      expect(err.message).toMatch(/--limit/);
+      expect(err.message, `--limit ${limit}`).toBe("--limit must be a whole number from 1 to 500.");
     }
+    // A value that looks like an option is the argument parser's to refuse.
+    expect((await refusal(cli("handoffs", "--tenant", "acme", "--limit", "-1"))).code).toBe("INVALID_INPUT");
     const forged = Buffer.from("not a date|x", "utf8").toString("base64url");
-    for (const cursor of ["nope", forged, ""]) {
+    for (const cursor of ["nope", forged]) {
       const err = await refusal(cli("handoffs", "--tenant", "acme", "--cursor", cursor));
       expect(err.code, `--cursor ${cursor}`).toBe("INVALID_INPUT");
-      expect(err.message).toMatch(/--cursor/);
+      expect(err.message, `--cursor ${cursor}`).toMatch(/^--cursor: not a cursor a page of this list gave out/);
     }
+    const empty = await refusal(cli("handoffs", "--tenant", "acme", "--cursor", ""));
+    expect(empty.message).toMatch(/^--cursor is empty/);
   });
 });
 
@@ -144,8 +148,11 @@ describe("npm run agent -- effects: a page at a time", () => {
     expect((await cli("effects", "--tenant", "globex")).effects).toEqual([]);
   });
 
-  it("refuses a bad limit or cursor", async () => {
-    expect((await refusal(cli("effects", "--tenant", "acme", "--limit", "0"))).code).toBe("INVALID_INPUT");
-    expect((await refusal(cli("effects", "--tenant", "acme", "--cursor", "nope"))).code).toBe("INVALID_INPUT");
+  it("refuses a bad limit or cursor, saying what it takes", async () => {
+    const limit = await refusal(cli("effects", "--tenant", "acme", "--limit", "0"));
+    expect([limit.code, limit.message]).toEqual(["INVALID_INPUT", "--limit must be a whole number from 1 to 500."]);
+    const cursor = await refusal(cli("effects", "--tenant", "acme", "--cursor", "nope"));
+    expect(cursor.code).toBe("INVALID_INPUT");
+    expect(cursor.message).toMatch(/^--cursor: not a cursor/);
   });
 });
