@@ -12,13 +12,9 @@ let h: Harness;
 let parked: { handoffId: string; conversationId: string };
 beforeAll(async () => {
   h = await createHarness();
-  h.script.push({
-    reply: {
-      content: [{ type: "tool_use", name: "refund_order", input: { order_number: "A-1002", amount_cents: 25000, reason: "damaged" } }],
-      stop_reason: "tool_use",
-    },
-  });
-  const out = await h.say("refund A-1002 please", { customer: "dana@example.com" });
+  // The offline model's own answer to a damaged order: a refund over the automatic limit, parked for a person.
+  const out = await h.say("My order A-1002 arrived damaged, please refund it.", { customer: "dana@example.com" });
+  expect(out.phase).toBe("WAITING_FOR_APPROVAL");
   parked = { handoffId: out.handoffs[0]!.id, conversationId: out.conversationId };
   await h.decide(parked.handoffId, "raj@acme.test", "approve");
   // Copies of the decided handoff and of its effect, one a second apart, some of them with the same createdAt (the
