@@ -4,7 +4,7 @@ import { AppError } from "@/lib/errors";
 import { storeOf } from "@/lib/db/kysely";
 import { eventsSince } from "@/lib/events";
 import { feedHead } from "@/lib/store/events";
-import { currentDraft, queueAnnouncedUpTo, waitForFeed } from "@/lib/live/hub";
+import { currentDraft, listenerGeneration, queueAnnouncedUpTo, waitForFeed } from "@/lib/live/hub";
 import { type FeedTopic, topicFilter } from "@/lib/live/feed-topics";
 import { customerView } from "@/lib/conversations/view";
 import { withCalls } from "@/lib/handoffs/calls";
@@ -300,7 +300,11 @@ export async function consoleEventsAfter(
     const d = draftNow();
     return d !== null && d.n !== opts.draftSeen && (d.text !== null || opts.draftSeen !== undefined);
   };
-  const read = (from: string | bigint) => readEvents(db, tenantId, BigInt(from), opts.conversationId, opts.topic);
+  let heard = listenerGeneration(); // as the last read began (see waitForFeed `since`)
+  const read = (from: string | bigint) => {
+    heard = listenerGeneration();
+    return readEvents(db, tenantId, BigInt(from), opts.conversationId, opts.topic);
+  };
   let { page } = await read(cursor);
   // A notification whose events are still held back by an older transaction (nothing read; for the queue, not yet
   // what it announced): read again shortly.
@@ -313,7 +317,13 @@ export async function consoleEventsAfter(
       ({ page } = await read(page.cursor));
       continue;
     }
-    const how = await waitForFeed(scope, { timeoutMs: deadline - Date.now(), fallbackMs: Math.min(1500, deadline - Date.now()) });
+    const how = await waitForFeed(scope, {
+      timeoutMs: deadline - Date.now(),
+      fallbackMs: Math.min(1500, deadline - Date.now()),
+      since: heard,
+    });
+    // Quiet until the deadline: nothing was written for this poll, so nothing is read again (the next poll reads).
+    if (how === "quiet") continue;
     for (let i = 0; i < 4 && !page.events.length && !draftChanged(); i++) {
       const next = await read(page.cursor);
       page = next.page;

@@ -32,6 +32,8 @@ interface Hub {
   drafts: Map<string, Draft>;
   /** the newest event id notified for each conversation, and when */
   announced: Map<string, { id: bigint; at: number }>;
+  /** how many times the listener reconnected: a change means notifications may have been missed in between */
+  generation: number;
 }
 
 const g = globalThis as typeof globalThis & { __supportHub?: Hub };
@@ -43,11 +45,21 @@ const hub: Hub = (g.__supportHub ??= {
   byConversation: new Map(),
   drafts: new Map(),
   announced: new Map(),
+  generation: 0,
 });
 hub.byTenantQueue ??= new Map();
 hub.queueAnnounced ??= new Map();
 hub.drafts ??= new Map();
 hub.announced ??= new Map();
+hub.generation ??= 0;
+
+/**
+ * The listener's generation: read it before reading the feed and pass it to `waitForFeed` (`since`), so that a
+ * reconnect in between — notifications missed — ends the wait at once instead of leaving the reader stale.
+ */
+export function listenerGeneration(): number {
+  return hub.generation;
+}
 
 /** An announcement is kept this long (a stream reads what it announced well within it). */
 const ANNOUNCED_TTL_MS = 60_000;
@@ -133,6 +145,7 @@ function start(): Promise<boolean> {
         },
         () => {
           // Reconnected: notifications may have been missed — everyone re-reads from their cursor.
+          hub.generation++;
           for (const set of hub.byTenant.values()) wakeAll(set);
           for (const set of hub.byTenantQueue.values()) wakeAll(set);
           for (const set of hub.byConversation.values()) wakeAll(set);
@@ -159,24 +172,27 @@ function start(): Promise<boolean> {
 }
 
 /**
- * Resolves when something may have been written for `scope` (a conversation's events, any of a tenant's, or — with
- * `topic: "queue"` — a tenant's that can change its queue), when `timeoutMs` passes, or when `signal` aborts.
- * Without a listener it simply waits `fallbackMs` (polling).
+ * Resolves `notified` when something may have been written for `scope` (a conversation's events, any of a tenant's,
+ * or — with `topic: "queue"` — a tenant's that can change its queue), or the listener reconnected since generation
+ * `since` (see `listenerGeneration`); `quiet` when `timeoutMs` passes with the listener up and nothing heard — the
+ * caller has nothing to read; `timeout` when `signal` aborts, or, without a listener, after `fallbackMs` (the caller
+ * polls: it must read to find out).
  */
 export async function waitForFeed(
   scope: { tenantId: string; conversationId?: string; topic?: FeedTopic },
-  opts: { timeoutMs: number; fallbackMs: number; signal?: AbortSignal },
-): Promise<"notified" | "timeout"> {
+  opts: { timeoutMs: number; fallbackMs: number; signal?: AbortSignal; since?: number },
+): Promise<"notified" | "quiet" | "timeout"> {
   // An abort that came before (the client left while the caller read): its event will not fire again.
   if (opts.signal?.aborted) return "timeout";
   const listening = await start();
   if (opts.signal?.aborted) return "timeout";
+  if (opts.since !== undefined && opts.since !== hub.generation) return "notified";
   const map = scope.conversationId ? hub.byConversation : scope.topic === "queue" ? hub.byTenantQueue : hub.byTenant;
   const key = scope.conversationId ?? scope.tenantId;
   return new Promise((resolve) => {
     let set = map.get(key);
     if (!set) map.set(key, (set = new Set()));
-    const done = (how: "notified" | "timeout") => {
+    const done = (how: "notified" | "quiet" | "timeout") => {
       clearTimeout(timer);
       set!.delete(waiter);
       if (!set!.size) map.delete(key);
@@ -185,7 +201,7 @@ export async function waitForFeed(
     };
     const waiter = () => done("notified");
     const onAbort = () => done("timeout");
-    const timer = setTimeout(() => done("timeout"), listening ? opts.timeoutMs : opts.fallbackMs);
+    const timer = setTimeout(() => done(listening ? "quiet" : "timeout"), listening ? opts.timeoutMs : opts.fallbackMs);
     set.add(waiter);
     opts.signal?.addEventListener("abort", onAbort, { once: true });
   });

@@ -76,6 +76,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 type Draft = { runId: string; text: string | null; n: number };
 
+/**
+ * How a stream's wait ended (lib/live/hub `waitForFeed`): `notified` — something may have been written for it (or the
+ * listener reconnected and may have missed it): read; `quiet` — the listener heard everything and nothing concerned
+ * it: nothing to read, so an open stream at rest costs the database nothing; `timeout` — no listener (the poll's
+ * tick), or the client left: read to find out.
+ */
+export type Wake = "notified" | "quiet" | "timeout";
+
 /** What both streams' loops are given by `liveStream`. */
 interface StreamIo {
   send: (text: string) => void;
@@ -151,7 +159,7 @@ export function followEvents(a: {
   signal: AbortSignal;
   fetch: (after: bigint) => Promise<FeedEvent[]>;
   /** Resolves when something may have been written for this stream (see lib/live/hub `waitForFeed`). */
-  wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
+  wait: (timeoutMs: number, signal: AbortSignal) => Promise<Wake>;
   /** The reply being written, if any (lib/live/hub `currentDraft`): sent as `draft` frames whenever it changes. */
   draft?: () => Draft | null;
   /** The newest event id announced as committed for this stream (lib/live/hub `announcedUpTo`). */
@@ -161,8 +169,10 @@ export function followEvents(a: {
     let cursor = a.cursor;
     let settle = 0;
     let heldBackSince: number | null = null;
+    let quiet = false; // the last wait heard nothing for this stream: nothing to fetch
     while (io.alive()) {
-      const events = await a.fetch(cursor);
+      const events = quiet ? [] : await a.fetch(cursor);
+      quiet = false;
       for (const e of events) {
         cursor = e.id;
         io.send(eventFrame(e));
@@ -188,7 +198,9 @@ export function followEvents(a: {
         await sleep(SETTLE_MS, io.stop);
         continue;
       }
-      if ((await a.wait(io.waitLeft(), io.stop)) === "notified" && !events.length) settle = 3;
+      const woke = await a.wait(io.waitLeft(), io.stop);
+      if (woke === "notified" && !events.length) settle = 3;
+      quiet = woke === "quiet";
     }
   });
 }
@@ -215,7 +227,7 @@ export function followViews(a: {
   signal: AbortSignal;
   /** The view with the messages after `afterSeq`, and the newest event id of its snapshot. */
   read: (afterSeq: number) => Promise<{ view: StreamedView; cursor: bigint }>;
-  wait: (timeoutMs: number, signal: AbortSignal) => Promise<"notified" | "timeout">;
+  wait: (timeoutMs: number, signal: AbortSignal) => Promise<Wake>;
   draft?: () => Draft | null;
   /** The newest event id announced as committed for this conversation (lib/live/hub `announcedUpTo`). */
   announced?: () => bigint;
@@ -246,6 +258,9 @@ export function followViews(a: {
         continue;
       }
       const woke = await a.wait(io.waitLeft(), io.stop);
+      // Quiet: nothing was written for this conversation, and no notification can have been missed — nothing to read
+      // (the heartbeat goes out above).
+      if (woke === "quiet") continue;
       // An event, a reconnected listener (which announces nothing) or, without a listener, the poll's tick: read.
       // A draft alone only sends the draft, its end included: a draft ends after the step that stored its message
       // committed, and the one listener hears notifications in commit order, so that step's events were announced

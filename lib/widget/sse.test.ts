@@ -75,20 +75,26 @@ describe("event stream", () => {
     expect(asked.slice(1).every((c) => c === 4n)).toBe(true);
   });
 
-  it("waits for a notification between reads instead of polling, and reads at once when one arrives", async () => {
+  /** A feed of one event followed from the start, counting its reads; `wait` as given. */
+  function countedFeed(wait: Parameters<typeof followEvents>[0]["wait"]) {
     const feed: Array<{ id: bigint; type: string; data: unknown }> = [{ id: 1n, type: "message.created", data: { seq: 1 } }];
-    let reads = 0;
-    let notify!: () => void;
+    const counted = { reads: 0 };
     const abort = new AbortController();
     const stream = followEvents({
       cursor: 0n,
       signal: abort.signal,
       fetch: async (after) => {
-        reads++;
+        counted.reads++;
         return feed.filter((e) => e.id > after);
       },
-      wait: () => new Promise((r) => (notify = () => r("notified"))),
+      wait,
     });
+    return { feed, counted, abort, stream };
+  }
+
+  it("waits for a notification between reads instead of polling, and reads at once when one arrives", async () => {
+    let notify!: () => void;
+    const { feed, counted, abort, stream } = countedFeed(() => new Promise((r) => (notify = () => r("notified"))));
     const reader = stream.getReader();
     const parser = new SseParser();
     const decoder = new TextDecoder();
@@ -101,10 +107,30 @@ describe("event stream", () => {
     };
     expect(await next()).toEqual(["1"]);
     await new Promise((r) => setTimeout(r, 50));
-    expect(reads).toBe(1); // no polling while nothing is notified
+    expect(counted.reads).toBe(1); // no polling while nothing is notified
     feed.push({ id: 2n, type: "message.created", data: { seq: 2 } });
     notify();
     expect(await next()).toEqual(["2"]);
+    abort.abort();
+  });
+
+  it("reads nothing after a quiet wake, and reads again after a timeout (no listener: it polls)", async () => {
+    const wakes: Array<"quiet" | "timeout"> = ["quiet", "quiet", "quiet", "timeout"];
+    const { counted, abort, stream } = countedFeed(
+      (_ms, signal) =>
+        new Promise((r) => {
+          const how = wakes.shift();
+          if (how) setTimeout(() => r(how), 5);
+          else signal.addEventListener("abort", () => r("timeout"));
+        }),
+    );
+    const reader = stream.getReader();
+    void (async () => {
+      while (!(await reader.read()).done);
+    })();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(wakes).toEqual([]);
+    expect(counted.reads).toBe(2); // when it opened, and after the timeout — none after the three quiet wakes
     abort.abort();
   });
 
@@ -224,7 +250,7 @@ describe("the view stream", () => {
   function fakeConversation() {
     const state = { status: "idle", owner: null, verified: false, pendingApprovals: 0, lastSeq: 2, messages: [] as number[] };
     let announced = 0n;
-    let wake: ((how: "notified" | "timeout") => void) | null = null;
+    let wake: ((how: "notified" | "quiet" | "timeout") => void) | null = null;
     let draft: { runId: string; text: string | null; n: number } | null = null;
     const reads: number[] = [];
     let duringRead: (() => void) | null = null;
@@ -262,7 +288,7 @@ describe("the view stream", () => {
         change();
         announced += 1n;
       },
-      notify(how: "notified" | "timeout" = "notified") {
+      notify(how: "notified" | "quiet" | "timeout" = "notified") {
         const w = wake;
         wake = null;
         w?.(how);
@@ -301,6 +327,14 @@ describe("the view stream", () => {
     expect(c.reads).toEqual([2, 2]);
     // A periodic wake with nothing new: read (after what was sent), but nothing sent.
     c.notify("timeout");
+    await c.settled();
+    expect(c.reads).toEqual([2, 2, 3]);
+    expect(c.frames).toHaveLength(2);
+    // A quiet wake (the listener heard nothing for this conversation, and never lost its connection): nothing can
+    // have changed, so nothing is read — an open widget at rest costs the database nothing between its reconnects.
+    c.notify("quiet");
+    await c.settled();
+    c.notify("quiet");
     await c.settled();
     expect(c.reads).toEqual([2, 2, 3]);
     expect(c.frames).toHaveLength(2);

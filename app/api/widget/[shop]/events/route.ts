@@ -10,7 +10,7 @@ import { LAST_EVENT_ID_HEADER } from "@/lib/widget/api-types";
 import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, followViews, parseCursor } from "@/lib/widget/event-stream";
 import { limitRead } from "@/lib/widget/limits";
 import { clientAddress } from "@/lib/identity/client-address";
-import { announcedUpTo, currentDraft, waitForFeed } from "@/lib/live/hub";
+import { announcedUpTo, currentDraft, listenerGeneration, waitForFeed } from "@/lib/live/hub";
 
 /**
  * Live updates for one conversation as Server-Sent Events. Each frame's `id:` is the event id; a client
@@ -31,9 +31,11 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
   await limitRead(clientAddress(req.headers));
   const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
   const scope = { tenantId: tenant.id, conversationId: conversation.id };
+  // The listener's generation as each read began: a wait after a reconnect the read may have missed ends at once.
+  let heard = listenerGeneration();
   const live = {
     signal: req.signal,
-    wait: (timeoutMs: number, signal: AbortSignal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal }),
+    wait: (timeoutMs: number, signal: AbortSignal) => waitForFeed(scope, { timeoutMs, fallbackMs: FALLBACK_POLL_MS, signal, since: heard }),
     draft: () => currentDraft(scope),
     announced: () => announcedUpTo(conversation.id),
   };
@@ -42,10 +44,18 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
         ...live,
         after: after.data,
         read: async (afterSeq) => {
+          heard = listenerGeneration();
           const { view, cursor } = await readCustomerView(storeOf(db), conversation.id, afterSeq);
           return { view: toWidgetView(view, cursor), cursor };
         },
       })
-    : followEvents({ ...live, cursor, fetch: (from) => eventsSince(db, scope, from, 100) });
+    : followEvents({
+        ...live,
+        cursor,
+        fetch: (from) => {
+          heard = listenerGeneration();
+          return eventsSince(db, scope, from, 100);
+        },
+      });
   return new Response(stream, { headers: eventStreamHeaders });
 });
