@@ -50,6 +50,8 @@ const HANDOFFS = Math.min(num("LOAD_HANDOFFS", 100), VISITORS);
 const REVIEWERS = num("LOAD_REVIEWERS", 10);
 const THINK_MS = Number(process.env.LOAD_THINK_MS ?? 500);
 const QUEUE_HANDOFFS = num("LOAD_QUEUE_HANDOFFS", 100_000);
+/** How long each window of the at-rest phase measures (widgets open, then closed). */
+const REST_SECONDS = num("LOAD_REST_SECONDS", 30);
 /** `server`: the offline model in a process of its own behind HTTP (as Claude); `in-process`: inside each server process. */
 const MODEL = env().LOAD_MODEL;
 const PORTS = (process.env.LOAD_PORTS ?? "3310,3311").split(",").map((p) => Number(p.trim()));
@@ -346,6 +348,10 @@ async function main() {
   const serverSide = await serverSideLatency(db, exchanges);
   const wallLatencyByPort = PORTS.slice(0, 2).map((p) => exchanges.filter((e) => e.port === p).length);
 
+  // ---- At rest: every visitor's widget stays open and nobody writes; then every widget closes. ----
+  log(`at rest: ${visitors.length} widgets open, nobody writing (${REST_SECONDS} s), then every widget closed (${REST_SECONDS} s)…`);
+  const rest = await databaseAtRest(db, visitors);
+
   await cluster.stop();
   for (const v of visitors) v.client.close();
 
@@ -486,6 +492,11 @@ async function main() {
     "handoff list's first page (CLI, API)",
     `median ${q.listMedianMs.toFixed(1)} ms for 50 of every status, oldest first; execution ${q.listExecutionMs.toFixed(2)} ms; plan: ${q.listPlanNodes.join(" → ")}`,
   );
+  const perWidget = (rest.open - rest.closed) / visitors.length;
+  line(
+    `database at rest, ${visitors.length} widgets open`,
+    `${f1(rest.open)} transactions/s; ${f1(rest.closed)} with every widget closed: ${perWidget.toFixed(3)} a second per open widget (its stream reopened every 25 s, its 30-s safety-net fetch)`,
+  );
   console.log(`  targets: ≥ 100 customer messages/s and reply p95 ≤ 2 s at 200 visitors; queue first page ≤ 20 ms`);
   log(
     `machine load average now: ${os
@@ -494,6 +505,28 @@ async function main() {
       .join(" ")}`,
   );
   return checks.every(([, ok]) => ok) ? 0 : 1;
+}
+
+/**
+ * The database's transactions a second (committed and rolled back: each statement outside a transaction is one) with
+ * every visitor's widget open and nobody writing, then with every widget closed — what open widgets cost at rest.
+ * PostgreSQL publishes a backend's counts within 10 s of its last transaction, so each window starts after 12 s.
+ */
+async function databaseAtRest(db: pg.Client, visitors: Visitor[]): Promise<{ open: number; closed: number }> {
+  const counted = `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`;
+  const transactions = async () => Number((await db.query<{ n: string }>(counted)).rows[0]!.n);
+  const window = async () => {
+    await sleep(12_000);
+    const before = await transactions();
+    const started = Date.now();
+    await sleep(REST_SECONDS * 1000);
+    const after = await transactions();
+    return Math.max(0, after - before - 1) / ((Date.now() - started) / 1000); // less the first count's own
+  };
+  const open = await window();
+  for (const v of visitors) v.client.close();
+  const closed = await window();
+  return { open, closed };
 }
 
 /** The chat phase's CPU by process group, in seconds and per customer message, and how busy the machine was. */
