@@ -4,6 +4,7 @@ import { consoleEventsAfter, eventHead } from "@/lib/console/queries";
 import { stopListeners } from "@/lib/db/listener";
 import { publishEvent } from "@/lib/events";
 import { listenerGeneration, waitForFeed } from "@/lib/live/hub";
+import { countStatements } from "@/bench/peers/scenario";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
 
 // An open widget or console at rest costs the database nothing between its reads. With the process's one listener up,
@@ -34,22 +35,6 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (conversation: string) =>
   publishEvent(db.prisma, { tenantId: acme, conversationId: conversation, type: "message.created", data: { seq: 1 } });
-
-/** The statements this process sends while `fn` runs (every pg connection: Prisma's adapter and Kysely end on it). */
-async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  const statements: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    statements.push(typeof q === "string" ? q : (q?.text ?? ""));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    return { result: await fn(), statements };
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-}
 
 describe("a wait with the listener up", () => {
   it("ends quiet when nothing is written for its conversation — an event of another conversation included", async () => {
@@ -105,11 +90,16 @@ describe("a console's long poll at rest", () => {
   it("reads the feed once, when it begins — not again when it ends with nothing new", async () => {
     const head = await eventHead(db.prisma, acme);
     await waitForFeed({ tenantId: acme }, { timeoutMs: 50, fallbackMs: 50 }); // the listener is up
-    const { result, statements } = await statementsDuring(() =>
-      consoleEventsAfter(db.prisma, acme, BigInt(head), { waitMs: 700, conversationId }),
-    );
+    const counter = countStatements(pg.Client); // every statement ends on pg's Client (Prisma's adapter, the SQL store)
+    counter.sent = [];
+    let result: Awaited<ReturnType<typeof consoleEventsAfter>>;
+    try {
+      result = await consoleEventsAfter(db.prisma, acme, BigInt(head), { waitMs: 700, conversationId });
+    } finally {
+      counter.restore();
+    }
     expect(result.events).toEqual([]);
-    expect(statements.filter((q) => q.includes('"Event"'))).toHaveLength(1);
+    expect(counter.sent.filter((q) => q.text.includes('"Event"'))).toHaveLength(1);
   });
 
   it("still answers an event for it, read after the notification", async () => {
