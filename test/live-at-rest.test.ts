@@ -36,6 +36,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (conversation: string) =>
   publishEvent(db.prisma, { tenantId: acme, conversationId: conversation, type: "message.created", data: { seq: 1 } });
 
+describe("the listener coming up", () => {
+  // First in this file: the process has not listened yet. A stream reads its view, then waits — and the first wait
+  // starts the listener; what was committed between the read and the LISTEN was never heard.
+  it("ends at once a wait whose caller read before the listener first listened", async () => {
+    const readAt = listenerGeneration();
+    const started = Date.now();
+    expect(await waitForFeed({ tenantId: acme, conversationId }, { timeoutMs: 5000, fallbackMs: 5000, since: readAt })).toBe("notified");
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(listenerGeneration()).toBe(readAt + 1);
+  });
+});
+
 describe("a wait with the listener up", () => {
   it("ends quiet when nothing is written for its conversation — an event of another conversation included", async () => {
     const scope = { tenantId: acme, conversationId };

@@ -32,7 +32,7 @@ interface Hub {
   drafts: Map<string, Draft>;
   /** the newest event id notified for each conversation, and when */
   announced: Map<string, { id: bigint; at: number }>;
-  /** how many times the listener reconnected: a change means notifications may have been missed in between */
+  /** how many times the listener came up (first, then after each loss): a change means notifications were missed */
   generation: number;
 }
 
@@ -163,7 +163,11 @@ function start(): Promise<boolean> {
         }),
       ),
     )
-    .then(() => true)
+    .then(() => {
+      // Listening from now on: what was committed before was not heard, so a reader that read before counts as stale.
+      hub.generation++;
+      return true;
+    })
     .catch(() => {
       hub.ready = null; // try again next time
       return false;
