@@ -6,7 +6,7 @@
 import pg from "pg";
 import { log } from "@/lib/log";
 
-export type Channel = "support_events" | "support_runs" | "support_drafts";
+export type Channel = "support_events" | "support_runs" | "support_drafts" | "support_after_commit";
 type Handler = (payload: string) => void;
 
 interface Listener {

@@ -1,11 +1,13 @@
 // The worker's after-commit work, beside advancing runs: sealing new audit records into their shops' hash chains
 // (lib/audit/chain) and sending the webhooks the outbox holds (lib/webhooks). Both only read what has committed, so
 // no turn waits on them; any number of workers may run them at once (advisory locks and leases keep them apart).
+// A worker does them when told there are some (NOTIFY), not by looking every second.
 import { sealAuditChains } from "@/lib/audit/chain";
 import { storeOf } from "@/lib/db/kysely";
+import { listen } from "@/lib/db/listener";
 import { noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
-import { type DeliveryOptions, deliverDueWebhooks } from "@/lib/webhooks/deliver";
+import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs } from "@/lib/webhooks/deliver";
 import { fanOutWebhookEvents } from "@/lib/webhooks/outbox";
 import type { RuntimeDeps } from "./deps";
 
@@ -24,28 +26,93 @@ export async function runAfterCommitOnce(deps: RuntimeDeps, delivery: Partial<De
   return { sealed, webhookEvents: fanned.events, webhookAttempts: sent.attempts };
 }
 
-/** Runs passes until the signal aborts: at once again while there was work, else every `intervalMs`. */
-export async function runAfterCommitLoop(deps: RuntimeDeps, opts: { signal?: AbortSignal; intervalMs?: number } = {}): Promise<void> {
+/**
+ * Runs passes until the signal aborts: at once again while there was work; else, with the process's listener up,
+ * when a statement writes audit records or webhook events (their NOTIFY), when a webhook retry comes due, or after
+ * `idleMs` at most — a worker at rest asks the database nothing every second (before, each looked for work every
+ * `intervalMs`); without a listener, every `intervalMs`. Passes are `intervalMs` apart at least, so under load one
+ * pass collects a second's work whatever the notifications.
+ */
+export async function runAfterCommitLoop(
+  deps: RuntimeDeps,
+  opts: { signal?: AbortSignal; intervalMs?: number; idleMs?: number; delivery?: Partial<DeliveryOptions> } = {},
+): Promise<void> {
   const intervalMs = opts.intervalMs ?? 1000;
-  while (!opts.signal?.aborted) {
-    let busy = false;
-    try {
-      const pass = await runAfterCommitOnce(deps);
-      busy = pass.sealed + pass.webhookEvents + pass.webhookAttempts > 0;
-    } catch (err) {
-      if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "after-commit pass failed");
+  const idleMs = opts.idleMs ?? 30_000;
+  const wake = afterCommitWakeups(deps);
+  try {
+    while (!opts.signal?.aborted) {
+      wake.heard = false; // what commits from now on wakes the next pass
+      // A pass begun before the listener listened may have missed a commit no one heard: the next one comes anyway.
+      const listened = wake.listening;
+      let untilDueMs: number | null = intervalMs;
+      try {
+        const pass = await runAfterCommitOnce(deps, opts.delivery);
+        if (pass.sealed + pass.webhookEvents + pass.webhookAttempts > 0) continue;
+        if (listened) untilDueMs = await nextWebhookDueInMs(storeOf(deps.db));
+      } catch (err) {
+        if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "after-commit pass failed");
+      }
+      await sleep(intervalMs, opts.signal);
+      if (wake.heard || !listened || !wake.listening) continue;
+      const idle = untilDueMs === null ? idleMs : Math.min(idleMs, untilDueMs - intervalMs);
+      if (idle > 0) await wake.until(idle, opts.signal);
     }
-    if (busy) continue;
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, intervalMs);
-      opts.signal?.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(t);
-          resolve();
-        },
-        { once: true },
-      );
-    });
+  } finally {
+    wake.close();
   }
+}
+
+/** The NOTIFYs that there is after-commit work, through the process's one listener (lib/db/listener). */
+function afterCommitWakeups(deps: RuntimeDeps) {
+  let resolveWait: (() => void) | null = null;
+  const w = {
+    heard: false,
+    listening: false,
+    until(ms: number, signal?: AbortSignal): Promise<void> {
+      return sleep(ms, signal, (stop) => {
+        resolveWait = stop;
+      }).finally(() => {
+        resolveWait = null;
+      });
+    },
+    close: () => undefined as void,
+  };
+  // Heard — or the listener reconnected, and what was committed meanwhile was not heard.
+  const notice = () => {
+    w.heard = true;
+    resolveWait?.();
+  };
+  if (deps.databaseUrl) {
+    let closed = false;
+    listen(deps.databaseUrl, "support_after_commit", notice, notice)
+      .then((unlisten) => {
+        if (closed) return unlisten();
+        w.listening = true;
+        w.close = () => {
+          w.listening = false;
+          unlisten();
+        };
+      })
+      .catch(() => undefined); // without a listener the loop polls
+    w.close = () => {
+      closed = true;
+    };
+  }
+  return w;
+}
+
+/** Resolves after `ms`, when `signal` aborts, or when the function handed to `onStop` is called. */
+function sleep(ms: number, signal?: AbortSignal, onStop?: (stop: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve(); // its event has fired already
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    onStop?.(done);
+  });
 }

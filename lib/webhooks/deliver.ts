@@ -145,6 +145,23 @@ export function sendOnce(url: string, headers: Record<string, string>, body: str
   });
 }
 
+/**
+ * In how many milliseconds a delivery comes due (an endpoint's oldest pending one, at its retry time — or, while
+ * another worker holds the endpoint, when that lease runs out); null when nothing is pending. A worker with nothing
+ * to do sleeps until then, unless a new event wakes it first (lib/runtime/after-commit).
+ */
+export async function nextWebhookDueInMs(db: Store): Promise<number | null> {
+  const { rows } = await sql<{ ms: number | null }>`
+    SELECT (EXTRACT(EPOCH FROM min(GREATEST(head."nextAttemptAt", x."leaseExpiresAt")) - now()) * 1000)::float8 AS ms
+    FROM "WebhookEndpoint" x
+    CROSS JOIN LATERAL (
+      SELECT d."nextAttemptAt" FROM "WebhookDelivery" d WHERE d."endpointId" = x.id AND d.status = 'pending' ORDER BY d.id LIMIT 1
+    ) head
+    WHERE x.enabled`.execute(db);
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Number(ms);
+}
+
 /** Claims up to `limit` enabled endpoints whose oldest pending delivery is due, each under a fresh lease. */
 async function claimEndpoints(db: Store, owner: string, leaseMs: number, limit: number): Promise<ClaimedEndpoint[]> {
   const { rows } = await sql<ClaimedEndpoint>`
