@@ -7,6 +7,8 @@ import * as eventsRoute from "@/app/api/widget/[shop]/events/route";
 import * as humanRoute from "@/app/api/widget/[shop]/human/route";
 import * as messagesRoute from "@/app/api/widget/[shop]/messages/route";
 import { disconnectPrisma } from "@/lib/db/client";
+import type { WidgetView } from "@/lib/widget/api-types";
+import { SseParser } from "@/lib/widget/sse-parser";
 import { createTestDatabase, type TestDatabase } from "./db";
 
 /** What `after()` was handed, waiting to be run by `runAfterCallbacks`. */
@@ -106,6 +108,33 @@ export async function widgetRoutes(): Promise<WidgetRoutes> {
     },
   };
 }
+
+export type Frame = { id?: string | null; event?: string; data: string };
+
+/** Reads frames off a live stream until `enough` says so (or the time runs out: an error naming what came). */
+export function frameReader(res: Response) {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  const frames: Frame[] = [];
+  return {
+    frames,
+    async until(enough: (frames: Frame[]) => boolean, timeoutMs = 15_000): Promise<Frame[]> {
+      const deadline = Date.now() + timeoutMs;
+      while (!enough(frames)) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`not enough frames within ${timeoutMs} ms: ${JSON.stringify(frames)}`);
+        const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), left))]);
+        if (next === null) continue;
+        if (next.done) throw new Error(`the stream ended: ${JSON.stringify(frames)}`);
+        frames.push(...(parser.push(decoder.decode(next.value, { stream: true })) as Frame[]));
+      }
+      return frames;
+    },
+  };
+}
+
+export const views = (frames: Frame[]) => frames.filter((f) => f.event === "view").map((f) => JSON.parse(f.data) as WidgetView);
 
 /** A body of `bytes` bytes streamed in `chunk`-sized pieces with no declared length; `pulled()` says how much was read. */
 export function chunkedBody(bytes: number, chunk = 1024) {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { WidgetMessage, WidgetView } from "@/lib/widget/api-types";
-import { SseParser } from "@/lib/widget/sse-parser";
-import { afterCallbacks, runAfterCallbacks, type WidgetRoutes, widgetRoutes } from "../widget-routes";
+import { afterCallbacks, type Frame, frameReader, runAfterCallbacks, views, type WidgetRoutes, widgetRoutes } from "../widget-routes";
 
 vi.mock("next/server", async (original) => ({
   ...(await original<typeof import("next/server")>()),
@@ -20,32 +19,6 @@ afterAll(async () => {
   await w.close();
 });
 
-type Frame = { id?: string | null; event?: string; data: string };
-
-/** Reads frames off a live stream until `enough` says so (or the time runs out: an error naming what came). */
-function frameReader(res: Response) {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  const parser = new SseParser();
-  const frames: Frame[] = [];
-  return {
-    frames,
-    async until(enough: (frames: Frame[]) => boolean, timeoutMs = 15_000): Promise<Frame[]> {
-      const deadline = Date.now() + timeoutMs;
-      while (!enough(frames)) {
-        const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`not enough frames within ${timeoutMs} ms: ${JSON.stringify(frames)}`);
-        const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), left))]);
-        if (next === null) continue;
-        if (next.done) throw new Error(`the stream ended: ${JSON.stringify(frames)}`);
-        frames.push(...(parser.push(decoder.decode(next.value, { stream: true })) as Frame[]));
-      }
-      return frames;
-    },
-  };
-}
-
-const views = (frames: Frame[]) => frames.filter((f) => f.event === "view").map((f) => JSON.parse(f.data) as WidgetView);
 const hasAgentReply = (frames: Frame[]) => views(frames).some((v) => v.messages.some((m) => m.from === "agent"));
 
 describe("the widget's live stream with views", () => {
