@@ -28,7 +28,7 @@ import {
   roundTripTimes,
   type SentStatement,
 } from "../bench/peers/scenario";
-import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineHypervisor, machineSpeed } from "./machine-speed";
+import { describeKernelCosts, describeMachineSpeed, hypervisorNote, kernelCosts, machineHypervisor, machineSpeed } from "./machine-speed";
 process.env.SUPPORT_DB_NAME = process.env.SUPPORT_BENCH_DB ?? "support_bench";
 process.env.SUPPORT_SKIP_SEED = "1";
 
@@ -401,7 +401,9 @@ console.log(
   `\nThis machine, a fixed piece of CPU work (scripts/machine-speed.ts; lower is faster): ${describeMachineSpeed(speedBefore)} before the run, ${describeMachineSpeed(speedAfter)} after it`,
 );
 console.log(`This machine, its kernel (scripts/machine-speed.ts; lower is faster), before the run: ${describeKernelCosts(kernelBefore)}`);
-console.log(`This machine, its hypervisor (the kernel's boot log): ${machineHypervisor()}`);
+const hypervisor = machineHypervisor();
+const hypervisorMeans = hypervisorNote(hypervisor);
+console.log(`This machine, its hypervisor (the kernel's boot log): ${hypervisor}${hypervisorMeans ? ` — ${hypervisorMeans}` : ""}`);
 const growth = late.median / early.median;
 console.log(`\nGrowth of median harness time from turn 10 to turn 200: ×${growth.toFixed(2)}`);
 const parkMedian = median(parkDirect.latencies);

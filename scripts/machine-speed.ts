@@ -174,6 +174,17 @@ export function hypervisorFrom(bootLog: string | null, cpuFlags: string | null):
   return /(^|\s)hypervisor(\s|$)/.test(cpuFlags) ? "a hypervisor whose kind the boot log does not say" : "none";
 }
 
+/**
+ * What the hypervisor means for the figures, when it is known to matter: on one CPU (AMD EPYC family 26 model 2),
+ * the same code measured about twice the time under PVM as under KVM (docs/performance.md, 6 Dec 2026 05:39 and
+ * 08:17). Null for any other hypervisor.
+ */
+export function hypervisorNote(hypervisor: string): string | null {
+  return hypervisor.startsWith("PVM")
+    ? "under PVM, the same code on the same CPU has measured about twice the time it takes under KVM (docs/performance.md, 6 Dec 2026): read the targets with that in mind"
+    : null;
+}
+
 /** The hypervisor of this machine (reads `dmesg`, which may need root, and /proc/cpuinfo; never throws). */
 export function machineHypervisor(): string {
   let bootLog: string | null = null;

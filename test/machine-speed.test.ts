@@ -5,6 +5,7 @@ import {
   describeKernelCosts,
   describeMachineSpeed,
   hypervisorFrom,
+  hypervisorNote,
   kernelCosts,
   machineHypervisor,
   machineSpeed,
@@ -57,6 +58,12 @@ describe("hypervisor", () => {
   it("names the hypervisor the kernel detected at boot, with PVM's variant", () => {
     expect(hypervisorFrom(pvmLog, "fpu sse2 hypervisor lahf_lm")).toBe("PVM (pv-lite)");
     expect(hypervisorFrom("[    0.000000] Hypervisor detected: KVM\n", "fpu hypervisor")).toBe("KVM");
+  });
+
+  it("says what PVM means for the figures, and nothing for another hypervisor", () => {
+    expect(hypervisorNote(hypervisorFrom(pvmLog, "fpu hypervisor"))).toMatch(/^under PVM, .* about twice the time it takes under KVM/);
+    expect(hypervisorNote("KVM")).toBeNull();
+    expect(hypervisorNote("none")).toBeNull();
   });
 
   it("falls back on the CPU's flags when the boot log is unreadable, and says when neither is", () => {

@@ -29,7 +29,7 @@ import { DEMO_PASSWORD } from "@/lib/setup/seed";
 import { policySettings, publishPolicy } from "@/lib/settings/policy";
 import { env } from "@/lib/env";
 import { signCustomerIdentity } from "@/lib/widget/identity";
-import { describeKernelCosts, describeMachineSpeed, kernelCosts, machineHypervisor, machineSpeed } from "../machine-speed";
+import { describeKernelCosts, describeMachineSpeed, hypervisorNote, kernelCosts, machineHypervisor, machineSpeed } from "../machine-speed";
 import { exactFigures } from "./checks";
 import { Cluster, waitHealthy } from "./cluster";
 import { type CpuSplit, postmasterOf, startCpuMeter } from "./cpu";
@@ -401,7 +401,9 @@ async function main() {
     `  machine speed: a fixed piece of CPU work (scripts/machine-speed.ts; lower is faster) took ${describeMachineSpeed(speedBefore)} before the chat`,
   );
   console.log(`  machine's kernel (scripts/machine-speed.ts; lower is faster), before the chat: ${describeKernelCosts(kernelBefore)}`);
-  console.log(`  machine's hypervisor (the kernel's boot log): ${machineHypervisor()}`);
+  const hypervisor = machineHypervisor();
+  const note = hypervisorNote(hypervisor);
+  console.log(`  machine's hypervisor (the kernel's boot log): ${hypervisor}${note ? ` — ${note}` : ""}`);
   console.log(
     `  server: 2 × next start (${PORTS.slice(0, 2).join(", ")}), 2 × npm run worker, ${config.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; offline model ${MODEL === "server" ? "in a process of its own (HTTP, as Claude)" : "inside each server process"}`,
   );
