@@ -21,10 +21,26 @@ export const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "n
  */
 const WEB_SEMI_SPACE_MB = 64;
 
+/**
+ * How long the web server keeps an idle connection open, in ms (Node's default is 5 s). A client that keeps
+ * connections alive — a load balancer, a proxy, Playwright's request context — can send a request on one just as
+ * the server closes it, and that request fails with ECONNRESET (CI, 6 Dec: the console's runs API). Longer than
+ * common proxies keep theirs (60 s), so they close first; e2e/server-keep-alive.spec.ts holds it.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** The arguments of `node` that start the production web server on `port` (`npm start`, the load run). */
 export function nextStartArgs(port: number | string): string[] {
   const ownSetting = process.env.NODE_OPTIONS?.includes("--max-semi-space-size");
-  return [...(ownSetting ? [] : [`--max-semi-space-size=${WEB_SEMI_SPACE_MB}`]), nextBin, "start", "-p", String(port)];
+  return [
+    ...(ownSetting ? [] : [`--max-semi-space-size=${WEB_SEMI_SPACE_MB}`]),
+    nextBin,
+    "start",
+    "-p",
+    String(port),
+    "--keepAliveTimeout",
+    String(KEEP_ALIVE_TIMEOUT_MS),
+  ];
 }
 
 function newestMtime(p: string): number {
