@@ -166,7 +166,8 @@ export const variables = {
   SUPPORT_WORKER_INTERVAL_MS: variable(wholeNumber(1).default(1000), {
     group: "product",
     default: "1000",
-    description: "how often the in-process worker looks for runs to resume, retry or expire",
+    description:
+      "how often the in-process worker looks for runs to resume, retry or expire when it cannot listen for notifications (listening, it wakes on them and when something is due, and looks every 30 s at least)",
   }),
   SUPPORT_LEASE_MS: variable(wholeNumber(1).default(15_000), {
     group: "product",

@@ -1,8 +1,9 @@
 // The background worker: expires approvals past their TTL, and advances runs that are due — just resumed, waiting
 // for a retry whose time has come, or abandoned by a crashed worker (its lease ran out). Any number of workers, in
 // any number of processes, share the queue: each pass claims a batch with FOR UPDATE SKIP LOCKED and advances its
-// runs concurrently; a NOTIFY wakes it at once when a run becomes due, a timer when a retry or a lease comes due (a
-// run that starts waiting for a retry NOTIFYs too, so a sleeping worker sets its timer by it).
+// runs concurrently; a NOTIFY wakes it at once when a run becomes due, a timer when a retry, a lease or an approval
+// comes due (a run that starts waiting for a retry or an approval NOTIFYs too, so a sleeping worker sets its timer
+// by it). At rest it asks the database nothing but a safety net's look every `idleMs`.
 // Beside the runs it does the after-commit work (lib/runtime/after-commit): audit records sealed, webhooks sent.
 import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
@@ -14,6 +15,10 @@ import { runAfterCommitLoop, runAfterCommitOnce } from "./after-commit";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { noteDatabaseFailure } from "@/lib/db/outage";
+
+/** Approvals past their TTL are looked for once a second at most: a pass collects whatever came due meanwhile, and
+ * one whose approvals fail to expire is not tried again in a tight loop. */
+const EXPIRY_PASS_MS = 1000;
 
 /** How many runs one worker advances at the same time. */
 const defaultConcurrency = () => env().SUPPORT_WORKER_CONCURRENCY;
@@ -49,13 +54,14 @@ export async function runWorkerOnce(deps: RuntimeDeps, limit = defaultConcurrenc
 
 /**
  * Runs until the signal aborts. Keeps up to `concurrency` runs in flight; sleeps until a NOTIFY (a run became due or
- * began to wait for a retry), the next retry or lease expiry, or `pollMs` at most. Errors of a pass are logged; the
- * next pass retries. Once aborted it claims nothing more and lets the runs in flight finish, for `drainMs` at most (a
- * run still going then is picked up by another worker when its lease runs out, as after a crash).
+ * began to wait), the next retry, lease end or approval expiry, or `idleMs` at most (`intervalMs` when it cannot
+ * listen, or while every slot is busy). Errors of a pass are logged; the next pass retries. Once aborted it claims
+ * nothing more and lets the runs in flight finish, for `drainMs` at most (a run still going then is picked up by
+ * another worker when its lease runs out, as after a crash).
  */
 export async function runWorker(
   deps: RuntimeDeps,
-  opts: { signal?: AbortSignal; intervalMs?: number; concurrency?: number; drainMs?: number } = {},
+  opts: { signal?: AbortSignal; intervalMs?: number; idleMs?: number; concurrency?: number; drainMs?: number } = {},
 ): Promise<void> {
   const concurrency = opts.concurrency ?? defaultConcurrency();
   const pollMs = opts.intervalMs ?? 5000;
@@ -72,6 +78,10 @@ export async function runWorker(
     wake = null;
   };
   const unlisten = deps.databaseUrl ? await listen(deps.databaseUrl, "support_runs", poke, poke).catch(() => null) : null;
+  // Listening, whatever becomes due either notifies or is a time the loop reads before it sleeps (a notification
+  // missed while the connection was down is made up for by the poke of its reconnect): the longest sleep is a safety
+  // net only. Without a listener, the loop polls.
+  const restMs = unlisten ? Math.max(pollMs, opts.idleMs ?? 30_000) : pollMs;
   opts.signal?.addEventListener("abort", poke, { once: true });
   // Sealing audit records and sending webhooks run beside the runs, so a slow endpoint never holds up a turn.
   const afterCommit = runAfterCommitLoop(deps, { signal: opts.signal, intervalMs: Math.min(pollMs, 1000) });
@@ -79,8 +89,9 @@ export async function runWorker(
   try {
     while (!opts.signal?.aborted) {
       poked = false;
+      let failed = false;
       try {
-        if (Date.now() - lastExpiry > 1000) {
+        if (Date.now() - lastExpiry >= EXPIRY_PASS_MS) {
           lastExpiry = Date.now();
           await expireDueApprovals(deps);
         }
@@ -99,11 +110,24 @@ export async function runWorker(
         if (started.length && inFlight < concurrency) continue; // maybe more are due
       } catch (err) {
         if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "worker pass failed"); // an outage is logged once
+        failed = true;
       }
-      // Every slot busy: nothing can be claimed until one frees (its end pokes the loop), however much is due.
-      const due = inFlight >= concurrency ? null : await nextDueAt(storeOf(deps.db)).catch(() => null);
-      const untilDue = due ? due.getTime() - Date.now() + 20 : pollMs;
-      const wait = Math.max(20, Math.min(pollMs, untilDue));
+      // Every slot busy: nothing can be claimed until one frees (its end pokes the loop), however much is due; the
+      // loop does not read what is due then, and looks again within the poll interval for approvals to expire. After
+      // a failed pass or read it also looks again within the poll interval.
+      const saturated = inFlight >= concurrency;
+      const due = saturated
+        ? null
+        : await nextDueAt(storeOf(deps.db)).catch(() => {
+            failed = true;
+            return null;
+          });
+      const now = Date.now();
+      const untilRun = due?.run ? due.run.getTime() - now + 20 : Number.POSITIVE_INFINITY;
+      const untilExpiry = due?.approvalExpiry
+        ? Math.max(due.approvalExpiry.getTime() + 20, lastExpiry + EXPIRY_PASS_MS) - now
+        : Number.POSITIVE_INFINITY;
+      const wait = Math.max(20, Math.min(saturated || failed ? pollMs : restMs, untilRun, untilExpiry));
       if (poked) continue;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, wait);

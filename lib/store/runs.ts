@@ -170,12 +170,16 @@ export async function runPhase(db: Store, runId: string): Promise<RunPhase | nul
   return row?.phase ?? null;
 }
 
-/** When the next run is due (the earliest retry, or now when one is runnable), for a worker deciding how long to sleep. */
-export async function nextDueAt(db: Store): Promise<Date | null> {
-  const row = await sql<{ at: Date | null }>`
+/**
+ * What a worker deciding how long to sleep needs, in one statement: when the next run is due (the earliest retry or
+ * lease end, or now when one is runnable), and when the next pending approval expires (an index entry each).
+ */
+export async function nextDueAt(db: Store): Promise<{ run: Date | null; approvalExpiry: Date | null }> {
+  const row = await sql<{ run: Date | null; approvalExpiry: Date | null }>`
     SELECT least(
       (SELECT min("nextAttemptAt") FROM "Run" WHERE phase = 'WAITING_FOR_RETRY'),
       (SELECT min(coalesce("leaseExpiresAt", now())) FROM "Run" WHERE phase = 'RUNNING')
-    ) AS at`.execute(db);
-  return row.rows[0]?.at ?? null;
+    ) AS run,
+    (SELECT min("expiresAt") FROM "Handoff" WHERE kind = 'APPROVAL' AND status = 'PENDING') AS "approvalExpiry"`.execute(db);
+  return { run: row.rows[0]?.run ?? null, approvalExpiry: row.rows[0]?.approvalExpiry ?? null };
 }

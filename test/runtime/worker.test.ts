@@ -363,3 +363,49 @@ describe("a run whose step fails every time", () => {
     });
   });
 });
+
+describe("a worker at rest", () => {
+  it("asks the database nothing while nothing is due: it wakes on notifications, not on a poll", async () => {
+    const stop = new AbortController();
+    // Polls 200 ms apart without notifications; listening, a minute at rest is a safety net only.
+    const worker = runWorker(
+      { ...h.newDeps("worker-1"), databaseUrl: h.tdb.url },
+      { signal: stop.signal, intervalMs: 200, idleMs: 60_000 },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 1000)); // listening, the seed's audit records sealed, the first passes done
+      const sent = await roundTripsDuring(() => new Promise((r) => setTimeout(r, 1500)));
+      // Before: expire, claim and "what is due" every 200 ms.
+      expect(sent.map((s) => s.text)).toEqual([]);
+      // A message still gets its answer at once.
+      const { runId } = await startRun("Where is my order A-1001?");
+      await until(async () => (await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase === "COMPLETED", 3000);
+    } finally {
+      stop.abort();
+      await worker;
+    }
+  });
+
+  it("expires an approval when its time comes, though the approval was parked while the worker slept", async () => {
+    await h.publish((r) => ({ ...r, approvalTtlHours: 2 / 3600 })); // two seconds
+    const stop = new AbortController();
+    const worker = runWorker(
+      { ...h.newDeps("worker-1"), databaseUrl: h.tdb.url },
+      { signal: stop.signal, intervalMs: 200, idleMs: 60_000 },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 1000)); // asleep
+      const out = await h.say("Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.");
+      expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+      const handoff = await h.db.handoff.findUniqueOrThrow({ where: { id: out.handoffs[0]!.id } });
+      await until(async () => (await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } })).status === "EXPIRED", 5000);
+      const late = Date.now() - handoff.expiresAt!.getTime();
+      expect(late).toBeGreaterThanOrEqual(0);
+      expect(late).toBeLessThan(1500);
+      await until(async () => (await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).phase === "COMPLETED", 3000);
+    } finally {
+      stop.abort();
+      await worker;
+    }
+  });
+});
