@@ -385,6 +385,12 @@ async function main() {
     listMedianMs: number;
     listExecutionMs: number;
     listPlanNodes: string[];
+    dueMedianMs: number;
+    dueExecutionMs: number;
+    duePlanNodes: string[];
+    expiryMedianMs: number;
+    expiryExecutionMs: number;
+    expiryPlanNodes: string[];
   };
 
   // ---- The report. ----
@@ -493,6 +499,14 @@ async function main() {
   line(
     "handoff list's first page (CLI, API)",
     `median ${q.listMedianMs.toFixed(1)} ms for 50 of every status, oldest first; execution ${q.listExecutionMs.toFixed(2)} ms; plan: ${q.listPlanNodes.join(" → ")}`,
+  );
+  line(
+    "the worker's read of what is due",
+    `median ${q.dueMedianMs.toFixed(1)} ms (before each sleep); execution ${q.dueExecutionMs.toFixed(2)} ms; plan: ${q.duePlanNodes.join(" → ")}`,
+  );
+  line(
+    "  and of the approvals to expire",
+    `median ${q.expiryMedianMs.toFixed(1)} ms (a pass a second at most); execution ${q.expiryExecutionMs.toFixed(2)} ms; plan: ${q.expiryPlanNodes.join(" → ")}`,
   );
   const perWidget = (rest.open - rest.closed) / visitors.length;
   line(

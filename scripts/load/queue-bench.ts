@@ -6,7 +6,8 @@
  * Prints one JSON line: the median of 20 timings of the console's own `queueHandoffs` (what GET /api/console/queue
  * and the queue page call: the page of handoffs, their approvals, the staff names) and of its main statement alone,
  * plus the node types of that statement's plan; and the same for the first page of the shop's handoff list, every
- * status, oldest first (the operator CLI's `handoffs`; the JSON API's list reads it alike).
+ * status, oldest first (the operator CLI's `handoffs`; the JSON API's list reads it alike); and the worker's two reads
+ * that look through handoffs — what is due before it sleeps (`nextDueAt`) and the approvals to expire.
  *
  *   node --conditions=react-server --import tsx scripts/load/queue-bench.ts <database-url> [handoffs]
  */
@@ -19,6 +20,9 @@ import { createPrisma } from "@/lib/db/client";
 import { DEFAULT_QUEUE_FILTER } from "@/lib/console/filters";
 import { queueHandoffs, QUEUE_LIMIT } from "@/lib/console/queries";
 import { pageOfHandoffs } from "@/lib/operator/commands";
+import { kyselyOnPool } from "@/lib/db/kysely";
+import { nextDueAt } from "@/lib/store/runs";
+import { dueApprovalExpiries } from "@/lib/store/handoffs";
 
 const RUNS = 20;
 
@@ -36,6 +40,28 @@ function nodeTypes(plan: { "Node Type": string; Plans?: unknown[] }, into: strin
 async function explain(db: pg.Client, query: string, params: unknown[]) {
   const explained = await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query}`, params);
   return (explained.rows[0] as { "QUERY PLAN": [{ Plan: Parameters<typeof nodeTypes>[0]; "Execution Time": number }] })["QUERY PLAN"][0];
+}
+
+/** The first statement `read` sends (text and values), for EXPLAIN: the store's statements go as `{ name, text, values }`. */
+async function statementOf(read: () => Promise<unknown>): Promise<[string, unknown[]]> {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  let seen: [string, unknown[]] | null = null;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0];
+    if (!seen && typeof q === "object" && q !== null && "text" in q) {
+      const { text, values } = q as { text: string; values?: unknown[] };
+      seen = [text, values ?? []];
+    }
+    return original.apply(this, args);
+  };
+  try {
+    await read();
+  } finally {
+    proto.query = original;
+  }
+  if (!seen) throw new Error("the worker's statement was not captured");
+  return seen;
 }
 
 async function main() {
@@ -140,6 +166,24 @@ async function main() {
     const listStatement = statements.find((s) => /FROM "public"\."Handoff"/.test(s.query) && /LIMIT/.test(s.query));
     if (!listStatement) throw new Error("the handoff list's statement was not captured");
     const listPlan = await explain(db, listStatement.query, JSON.parse(listStatement.params) as unknown[]);
+
+    // The worker's reads, through its own store: what is due (before every sleep) and the approvals to expire (a
+    // pass a second at most), with the statements' plans.
+    const store = kyselyOnPool(pool);
+    const workerReads = async (read: () => Promise<unknown>) => {
+      await read();
+      const times: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const s = performance.now();
+        await read();
+        times.push(performance.now() - s);
+      }
+      return median(times);
+    };
+    const dueMedianMs = await workerReads(() => nextDueAt(store));
+    const expiryMedianMs = await workerReads(() => dueApprovalExpiries(store, new Date()));
+    const duePlan = await explain(db, ...(await statementOf(() => nextDueAt(store))));
+    const expiryPlan = await explain(db, ...(await statementOf(() => dueApprovalExpiries(store, new Date()))));
     await prisma.$disconnect();
     await db.end();
     console.log(
@@ -158,6 +202,12 @@ async function main() {
         listMedianMs: median(list),
         listExecutionMs: listPlan["Execution Time"],
         listPlanNodes: nodeTypes(listPlan.Plan),
+        dueMedianMs,
+        dueExecutionMs: duePlan["Execution Time"],
+        duePlanNodes: nodeTypes(duePlan.Plan),
+        expiryMedianMs,
+        expiryExecutionMs: expiryPlan["Execution Time"],
+        expiryPlanNodes: nodeTypes(expiryPlan.Plan),
       }),
     );
   } finally {
