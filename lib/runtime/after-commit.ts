@@ -7,6 +7,7 @@ import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
 import { noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
+import { sleep } from "@/lib/sleep";
 import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs } from "@/lib/webhooks/deliver";
 import { fanOutWebhookEvents } from "@/lib/webhooks/outbox";
 import type { RuntimeDeps } from "./deps";
@@ -100,19 +101,4 @@ function afterCommitWakeups(deps: RuntimeDeps) {
     };
   }
   return w;
-}
-
-/** Resolves after `ms`, when `signal` aborts, or when the function handed to `onStop` is called. */
-function sleep(ms: number, signal?: AbortSignal, onStop?: (stop: () => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve(); // its event has fired already
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    onStop?.(done);
-  });
 }

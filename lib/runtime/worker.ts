@@ -15,6 +15,7 @@ import { runAfterCommitLoop, runAfterCommitOnce } from "./after-commit";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { noteDatabaseFailure } from "@/lib/db/outage";
+import { sleep } from "@/lib/sleep";
 
 /** Approvals past their TTL are looked for once a second at most: a pass collects whatever came due meanwhile, and
  * one whose approvals fail to expire is not tried again in a tight loop. */
@@ -129,12 +130,8 @@ export async function runWorker(
         : Number.POSITIVE_INFINITY;
       const wait = Math.max(20, Math.min(saturated || failed ? pollMs : restMs, untilRun, untilExpiry));
       if (poked) continue;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, wait);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
+      await sleep(wait, undefined, (stop) => {
+        wake = stop;
       });
     }
   } finally {

@@ -1,6 +1,7 @@
 import "server-only";
 import { noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
+import { sleep } from "@/lib/sleep";
 
 /**
  * Server-Sent Events over the durable event feed. The stream reads the feed from its cursor, then waits for the
@@ -60,18 +61,6 @@ export function viewFrame(view: unknown, id: bigint): string {
 /** A draft as the widget reads it: what is safe to show of the reply being written (text null: it ended). */
 export function draftFrame(d: { runId: string; text: string | null }): string {
   return `event: draft\ndata: ${JSON.stringify({ runId: d.runId, text: d.text })}\n\n`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 type Draft = { runId: string; text: string | null; n: number };
