@@ -22,7 +22,9 @@ const types = {
  * The pool a PrismaClient runs on; sessions use UTC so `now()` compares with the UTC-naive columns. It outlives
  * database restarts: connections the server dropped are discarded and new ones opened on demand, a connection
  * attempt gives up after 5 s (a hung server fails requests instead of piling them up), and TCP keepalive finds
- * connections a vanished host left half-open. The first connection after an outage ends it (lib/db/outage).
+ * connections a vanished host left half-open: its probes start after 10 s of silence (the kernel's default is two
+ * hours), and the kernel gives up when they go unanswered (Linux's default: 9 probes 75 s apart, about 11 minutes).
+ * The first connection after an outage ends it (lib/db/outage).
  */
 export function createPool(connectionString: string, max?: number): pg.Pool {
   const pool = new pg.Pool({
@@ -31,6 +33,7 @@ export function createPool(connectionString: string, max?: number): pg.Pool {
     types,
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...(max ? { max } : {}),
   });
   // An idle connection the server closed (a restart) must not take the process down; the pool replaces it. It is
