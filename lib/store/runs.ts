@@ -172,7 +172,8 @@ export async function runPhase(db: Store, runId: string): Promise<RunPhase | nul
 
 /**
  * What a worker deciding how long to sleep needs, in one statement: when the next run is due (the earliest retry or
- * lease end, or now when one is runnable), and when the next pending approval expires (an index entry each).
+ * lease end, or now when one is runnable), and when the next pending approval expires (the first entry of a partial
+ * index, however many handoffs there are).
  */
 export async function nextDueAt(db: Store): Promise<{ run: Date | null; approvalExpiry: Date | null }> {
   const row = await sql<{ run: Date | null; approvalExpiry: Date | null }>`
