@@ -3,7 +3,8 @@
 // reviewer saw — never a chat message. Approve → THAT call runs now; deny → an is_error result the model explains;
 // edit → the edited call is gated again with the reviewer's authority and runs under its own idempotency key; expiry
 // → its own outcome, never "denied". When the last parked call of the run is settled, the run goes back to RUNNING
-// (leased to the decider, who continues it at once) — the model is never asked to request the action again.
+// (leased to the decider, who continues it at once; or, for the worker's expiries, left due for a worker's claim) —
+// the model is never asked to request the action again.
 //
 //   resumeRun(runtime, actor, decision)   — every caller: console, CLI, API, worker (expiry)
 //   decideHandoff(db, actor, decision)    — the decision alone (tests that control who continues the run)
@@ -69,16 +70,18 @@ interface Decided {
 /**
  * RESUME: applies a decision and continues the run from its pending tool_use in this process (the decision takes
  * the run's lease in its own commit, so no worker can take it in between). If continuing fails, the decision stands
- * and a worker picks the run up. Returns the decision's outcome and how far the run got.
+ * and a worker picks the run up. Returns the decision's outcome and how far the run got. With `continueHere: false`
+ * the decision leaves the run due and unleased instead, for whichever worker claims it (its NOTIFY wakes them).
  */
 export async function resumeRun(
   runtime: RuntimeDeps,
   actor: DecisionActor,
   raw: unknown,
+  opts: { continueHere?: boolean } = {},
 ): Promise<{ outcome: DecisionOutcome; advanced: AdvanceResult | null; resumeFailed: boolean }> {
-  const claim = claimFor(runtime);
-  const outcome = await decideHandoff(runtime.db, actor, raw, { claimFor: claim });
-  if (outcome.kind === "awaiting_second_approval" || !outcome.resumable) return { outcome, advanced: null, resumeFailed: false };
+  const claim = opts.continueHere === false ? null : claimFor(runtime);
+  const outcome = await decideHandoff(runtime.db, actor, raw, claim ? { claimFor: claim } : {});
+  if (outcome.kind === "awaiting_second_approval" || !outcome.resumable || !claim) return { outcome, advanced: null, resumeFailed: false };
   try {
     const advanced = await advanceConversationFrom(runtime, outcome.runId, { claimedAs: claim, resumedWith: outcome.resumedWith });
     return { outcome, advanced, resumeFailed: false };
@@ -493,15 +496,17 @@ async function regateEdit(
 }
 
 /**
- * Expires every approval past its TTL (its own outcome, told to the model as "expired", never as "denied") and
- * resumes the runs that no longer wait for anything. Returns the handoffs expired.
+ * Expires every approval past its TTL (its own outcome, told to the model as "expired", never as "denied"); the runs
+ * that no longer wait for anything are resumed due and unleased, and go on in the workers' slots like any due run —
+ * an expiry pass decides, and never waits for a model (50 expiries in a row once held a worker for 50 model calls).
+ * Returns the handoffs expired.
  */
 export async function expireDueApprovals(runtime: RuntimeDeps, now = new Date()): Promise<string[]> {
   const due = await dueApprovalExpiries(storeOf(runtime.db), now);
   const expired: string[] = [];
   for (const d of due) {
     try {
-      await resumeRun(runtime, { tenantId: d.tenantId, expiry: true }, { handoffId: d.id, decision: "expire" });
+      await resumeRun(runtime, { tenantId: d.tenantId, expiry: true }, { handoffId: d.id, decision: "expire" }, { continueHere: false });
       expired.push(d.id);
     } catch (err) {
       if (!(err instanceof AppError)) throw err; // decided meanwhile: nothing to do

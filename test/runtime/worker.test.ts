@@ -409,3 +409,44 @@ describe("a worker at rest", () => {
     }
   });
 });
+
+describe("expiring approvals", () => {
+  it("does not hold the worker while the expired runs go on: they are advanced in its slots, side by side", async () => {
+    const parked: Array<{ runId: string; handoffId: string }> = [];
+    for (const order of ["A-1002", "A-1004"]) {
+      const out = await h.say(`Hi, I'm dana@example.com. My order ${order} arrived damaged, please refund it.`);
+      expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+      parked.push({ runId: out.runId!, handoffId: out.handoffs[0]!.id });
+    }
+    await h.db.handoff.updateMany({
+      where: { id: { in: parked.map((p) => p.handoffId) } },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
+    const held = heldModel(h.deps.model); // every model request waits until the test lets it go
+    const stop = new AbortController();
+    const worker = runWorker(
+      { ...h.newDeps("worker-1", held.model), databaseUrl: h.tdb.url },
+      { signal: stop.signal, intervalMs: 200, concurrency: 4 },
+    );
+    try {
+      // Both expire and both runs ask the model at once — before, the pass waited for the first run to finish (its
+      // model call held) before it expired the second.
+      await until(() => held.started() === 2, 5000);
+      const statuses = await h.db.handoff.findMany({ where: { id: { in: parked.map((p) => p.handoffId) } }, select: { status: true } });
+      expect(statuses.map((s) => s.status)).toEqual(["EXPIRED", "EXPIRED"]);
+      // And a message that comes meanwhile is taken too.
+      const { runId } = await startRun("Where is my order A-1001?");
+      await until(() => held.started() === 3, 5000);
+      held.releaseAll();
+      const runIds = [...parked.map((p) => p.runId), runId];
+      await until(async () => (await h.db.run.count({ where: { id: { in: runIds }, phase: "COMPLETED" } })) === 3, 10_000);
+      const calls = await h.db.toolCall.findMany({ where: { runId: { in: parked.map((p) => p.runId) }, name: "refund_order" } });
+      expect(calls.map((c) => c.status)).toEqual(["EXPIRED", "EXPIRED"]);
+      expect(await h.effects()).toHaveLength(0);
+    } finally {
+      held.releaseAll();
+      stop.abort();
+      await worker;
+    }
+  });
+});
