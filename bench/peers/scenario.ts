@@ -159,8 +159,14 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
     const started = performance.now();
     let entry: SentStatement | null = null;
     if (counter.sent) {
-      const q = args[0] as string | { text?: string };
-      entry = { text: typeof q === "string" ? q : (q.text ?? ""), trip: counter.roundTrips, sentAt: started, answeredAt: Number.NaN };
+      const q = args[0] as string | { text?: string; values?: unknown[] };
+      entry = {
+        text: typeof q === "string" ? q : (q.text ?? ""),
+        values: typeof q === "string" ? (Array.isArray(args[1]) ? (args[1] as unknown[]) : []) : (q.values ?? []),
+        trip: counter.roundTrips,
+        sentAt: started,
+        answeredAt: Number.NaN,
+      };
       counter.sent.push(entry);
     }
     inFlight.set(this, pending + 1);
@@ -189,6 +195,8 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
 /** A statement as `countStatements` logs it: its text, its round trip, when it was sent and answered (performance.now()). */
 export interface SentStatement {
   text: string;
+  /** its parameters */
+  values: unknown[];
   trip: number;
   sentAt: number;
   /** NaN until answered */

@@ -23,6 +23,7 @@ import { pageOfHandoffs } from "@/lib/operator/commands";
 import { kyselyOnPool } from "@/lib/db/kysely";
 import { nextDueAt } from "@/lib/store/runs";
 import { dueApprovalExpiries } from "@/lib/store/handoffs";
+import { countStatements, type SentStatement } from "@/bench/peers/scenario";
 
 const RUNS = 20;
 
@@ -42,26 +43,18 @@ async function explain(db: pg.Client, query: string, params: unknown[]) {
   return (explained.rows[0] as { "QUERY PLAN": [{ Plan: Parameters<typeof nodeTypes>[0]; "Execution Time": number }] })["QUERY PLAN"][0];
 }
 
-/** The first statement `read` sends (text and values), for EXPLAIN: the store's statements go as `{ name, text, values }`. */
+/** The first statement `read` sends, with its parameters, for EXPLAIN. */
 async function statementOf(read: () => Promise<unknown>): Promise<[string, unknown[]]> {
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = proto.query;
-  let seen: [string, unknown[]] | null = null;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    const q = args[0];
-    if (!seen && typeof q === "object" && q !== null && "text" in q) {
-      const { text, values } = q as { text: string; values?: unknown[] };
-      seen = [text, values ?? []];
-    }
-    return original.apply(this, args);
-  };
+  const counter = countStatements(pg.Client);
+  const sent: SentStatement[] = [];
+  counter.sent = sent;
   try {
     await read();
   } finally {
-    proto.query = original;
+    counter.restore();
   }
-  if (!seen) throw new Error("the worker's statement was not captured");
-  return seen;
+  if (!sent[0]) throw new Error("the worker's statement was not captured");
+  return [sent[0].text, sent[0].values];
 }
 
 async function main() {
