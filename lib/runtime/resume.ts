@@ -32,6 +32,8 @@ import { knownToolGateInput, readVerification } from "./gating";
 import { canonicalJson, idempotencyKey } from "./idempotency";
 import { loadPolicy } from "./policy";
 import { log } from "@/lib/log";
+import { connectivityFailureKind } from "@/lib/db/outage";
+import { expiryRetries } from "./expiry-retries";
 import { withSpan } from "@/lib/telemetry/tracing";
 
 export const decisionSchema = z.object({
@@ -502,14 +504,26 @@ async function regateEdit(
  * Returns the handoffs expired.
  */
 export async function expireDueApprovals(runtime: RuntimeDeps, now = new Date()): Promise<string[]> {
-  const due = await dueApprovalExpiries(storeOf(runtime.db), now);
+  const due = await dueApprovalExpiries(storeOf(runtime.db), now, { skip: expiryRetries.waiting(now.getTime()) });
+  expiryRetries.forgetAllBut(new Set(due.map((d) => d.id)), now.getTime());
   const expired: string[] = [];
   for (const d of due) {
     try {
       await resumeRun(runtime, { tenantId: d.tenantId, expiry: true }, { handoffId: d.id, decision: "expire" }, { continueHere: false });
       expired.push(d.id);
+      expiryRetries.settled(d.id);
     } catch (err) {
-      if (!(err instanceof AppError)) throw err; // decided meanwhile: nothing to do
+      if (err instanceof AppError) {
+        expiryRetries.settled(d.id); // decided meanwhile: nothing to do
+        continue;
+      }
+      if (connectivityFailureKind(err)) throw err; // the database, not this approval: the pass fails, told once
+      // This approval's own failure: the others still expire; it stays pending and is tried again later.
+      const { failures, retryInMs } = expiryRetries.failed(d.id, Date.now());
+      log.error(
+        { err, handoffId: d.id, tenantId: d.tenantId, failures, retryInMs },
+        "expiring an approval failed; it stays pending and is tried again later",
+      );
     }
   }
   return expired;

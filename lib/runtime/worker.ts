@@ -11,14 +11,15 @@ import { claimDueRuns, nextDueAt } from "@/lib/store/runs";
 import { type AdvanceResult, advanceConversationFrom, claimFor } from "./advance";
 import type { RuntimeDeps } from "./deps";
 import { expireDueApprovals } from "./resume";
+import { expiryRetries } from "./expiry-retries";
 import { runAfterCommitLoop, runAfterCommitOnce } from "./after-commit";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { noteDatabaseFailure } from "@/lib/db/outage";
 import { sleep } from "@/lib/sleep";
 
-/** Approvals past their TTL are looked for once a second at most: a pass collects whatever came due meanwhile, and
- * one whose approvals fail to expire is not tried again in a tight loop. */
+/** Approvals past their TTL are looked for once a second at most: a pass collects whatever came due meanwhile. (One
+ * whose expiry failed waits for its own retry, further off each time: lib/runtime/expiry-retries.) */
 const EXPIRY_PASS_MS = 1000;
 
 /** How many runs one worker advances at the same time. */
@@ -119,15 +120,16 @@ export async function runWorker(
       const saturated = inFlight >= concurrency;
       const due = saturated
         ? null
-        : await nextDueAt(storeOf(deps.db)).catch(() => {
+        : await nextDueAt(storeOf(deps.db), { skipApprovals: expiryRetries.waiting() }).catch(() => {
             failed = true;
             return null;
           });
       const now = Date.now();
-      const untilRun = due?.run ? due.run.getTime() - now + 20 : Number.POSITIVE_INFINITY;
-      const untilExpiry = due?.approvalExpiry
-        ? Math.max(due.approvalExpiry.getTime() + 20, lastExpiry + EXPIRY_PASS_MS) - now
-        : Number.POSITIVE_INFINITY;
+      const never = Number.POSITIVE_INFINITY;
+      const untilRun = due?.run ? due.run.getTime() - now + 20 : never;
+      // The next approval to expire, or the next retry of one whose expiry failed, whichever comes first.
+      const expiryAt = Math.min(due?.approvalExpiry?.getTime() ?? never, expiryRetries.nextRetryAt(now)?.getTime() ?? never);
+      const untilExpiry = Number.isFinite(expiryAt) ? Math.max(expiryAt + 20, lastExpiry + EXPIRY_PASS_MS) - now : never;
       const wait = Math.max(20, Math.min(saturated || failed ? pollMs : restMs, untilRun, untilExpiry));
       if (poked) continue;
       await sleep(wait, undefined, (stop) => {

@@ -212,14 +212,16 @@ export async function pendingEscalation(db: Store, conversationId: string) {
 }
 
 /** Approval handoffs past their expiry (for the worker), oldest first. */
-export async function dueApprovalExpiries(db: Store, now: Date, limit = 50) {
-  return db
+export async function dueApprovalExpiries(db: Store, now: Date, opts: { skip?: readonly string[]; limit?: number } = {}) {
+  let q = db
     .selectFrom("Handoff")
     .select(["id", "tenantId"])
     .where("kind", "=", "APPROVAL")
     .where("status", "=", "PENDING")
-    .where("expiresAt", "<", now)
+    .where("expiresAt", "<", now);
+  if (opts.skip?.length) q = q.where("id", "not in", opts.skip); // approvals whose failed expiry waits for its retry
+  return q
     .orderBy("expiresAt")
-    .limit(limit)
+    .limit(opts.limit ?? 50)
     .execute();
 }

@@ -173,14 +173,18 @@ export async function runPhase(db: Store, runId: string): Promise<RunPhase | nul
 /**
  * What a worker deciding how long to sleep needs, in one statement: when the next run is due (the earliest retry or
  * lease end, or now when one is runnable), and when the next pending approval expires (the first entry of a partial
- * index, however many handoffs there are).
+ * index, however many handoffs there are) — but for `skipApprovals`, whose failed expiry waits for its retry.
  */
-export async function nextDueAt(db: Store): Promise<{ run: Date | null; approvalExpiry: Date | null }> {
+export async function nextDueAt(
+  db: Store,
+  opts: { skipApprovals?: readonly string[] } = {},
+): Promise<{ run: Date | null; approvalExpiry: Date | null }> {
+  const skip = opts.skipApprovals?.length ? sql`AND id <> ALL(${[...opts.skipApprovals]}::text[])` : sql``;
   const row = await sql<{ run: Date | null; approvalExpiry: Date | null }>`
     SELECT least(
       (SELECT min("nextAttemptAt") FROM "Run" WHERE phase = 'WAITING_FOR_RETRY'),
       (SELECT min(coalesce("leaseExpiresAt", now())) FROM "Run" WHERE phase = 'RUNNING')
     ) AS run,
-    (SELECT min("expiresAt") FROM "Handoff" WHERE kind = 'APPROVAL' AND status = 'PENDING') AS "approvalExpiry"`.execute(db);
+    (SELECT min("expiresAt") FROM "Handoff" WHERE kind = 'APPROVAL' AND status = 'PENDING' ${skip}) AS "approvalExpiry"`.execute(db);
   return { run: row.rows[0]?.run ?? null, approvalExpiry: row.rows[0]?.approvalExpiry ?? null };
 }

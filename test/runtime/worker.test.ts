@@ -6,7 +6,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness, roundTripsDuring } from "../runtime-harness";
 import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { runWorker, runWorkerOnce } from "@/lib/runtime/worker";
+import { expireDueApprovals } from "@/lib/runtime/resume";
 import { stopListeners } from "@/lib/db/listener";
+import { sendLogsTo } from "@/lib/log";
+import { storeOf } from "@/lib/db/kysely";
+import { nextDueAt } from "@/lib/store/runs";
 import type { ModelClient } from "@/lib/model/types";
 
 // What the worker reads to decide how long to sleep, with a hook that runs right after the read (see the wake-up test).
@@ -445,6 +449,87 @@ describe("expiring approvals", () => {
       expect(await h.effects()).toHaveLength(0);
     } finally {
       held.releaseAll();
+      stop.abort();
+      await worker;
+    }
+  });
+});
+
+describe("an approval whose expiry fails", () => {
+  /** Two approvals past their time; the first (the older) cannot be written: a trigger refuses any change to its row,
+   * as a row a bug or a later constraint left unwritable would, and counts the attempts (a sequence: not rolled back). */
+  async function aPoisonedApprovalAndAGoodOne() {
+    const parked: Array<{ runId: string; handoffId: string }> = [];
+    for (const order of ["A-1002", "A-1004"]) {
+      const out = await h.say(`Hi, I'm dana@example.com. My order ${order} arrived damaged, please refund it.`);
+      expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+      parked.push({ runId: out.runId!, handoffId: out.handoffs[0]!.id });
+    }
+    const [poisoned, good] = parked as [(typeof parked)[0], (typeof parked)[0]];
+    await h.db.handoff.update({ where: { id: poisoned.handoffId }, data: { expiresAt: new Date(Date.now() - 2000) } });
+    await h.db.handoff.update({ where: { id: good.handoffId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await h.db.$executeRawUnsafe(`CREATE SEQUENCE poison_attempts`);
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM nextval('poison_attempts'); RAISE EXCEPTION 'this handoff cannot be written (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER poison BEFORE UPDATE ON "Handoff" FOR EACH ROW WHEN (OLD.id = '${poisoned.handoffId}') EXECUTE FUNCTION poison()`,
+    );
+    const attempts = async () =>
+      Number(
+        (
+          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(
+            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM poison_attempts`,
+          )
+        )[0]!.n,
+      );
+    return { poisoned, good, attempts };
+  }
+
+  let logLines: Array<{ msg: string; level: number; handoffId?: string; err?: { message: string } }> = [];
+  let restoreLogs: () => void;
+  beforeEach(() => {
+    logLines = [];
+    restoreLogs = sendLogsTo({ write: (line: string) => logLines.push(JSON.parse(line)) });
+  });
+  afterEach(() => restoreLogs());
+
+  it("does not keep the others from expiring, and is not tried again at once", async () => {
+    const { poisoned, good, attempts } = await aPoisonedApprovalAndAGoodOne();
+    expect(await expireDueApprovals(h.deps)).toEqual([good.handoffId]);
+    expect(await expireDueApprovals(h.deps)).toEqual([]);
+    expect(await attempts()).toBe(1); // the second pass left it alone: it waits for its retry
+    // Nor does a sleeping worker set its timer by it: what is due leaves it out until its retry.
+    const store = storeOf(h.db);
+    expect((await nextDueAt(store)).approvalExpiry).not.toBeNull();
+    expect((await nextDueAt(store, { skipApprovals: [poisoned.handoffId] })).approvalExpiry).toBeNull();
+    expect((await h.db.handoff.findUniqueOrThrow({ where: { id: poisoned.handoffId } })).status).toBe("PENDING");
+    expect((await h.db.handoff.findUniqueOrThrow({ where: { id: good.handoffId } })).status).toBe("EXPIRED");
+    const failure = logLines.find((l) => l.handoffId === poisoned.handoffId);
+    expect(failure?.msg).toMatch(/expiring an approval failed/);
+    expect(failure?.err?.message).toMatch(/cannot be written/);
+  });
+
+  it("does not stop the worker: the other approval expires and runs are taken; it is tried again with backoff", async () => {
+    const { poisoned, good, attempts } = await aPoisonedApprovalAndAGoodOne();
+    const started = Date.now();
+    const stop = new AbortController();
+    const worker = runWorker({ ...h.newDeps("worker-1"), databaseUrl: h.tdb.url }, { signal: stop.signal, concurrency: 4 });
+    try {
+      await until(async () => (await h.db.handoff.findUniqueOrThrow({ where: { id: good.handoffId } })).status === "EXPIRED", 5000);
+      const { runId } = await startRun("Where is my order A-1001?");
+      const runIds = [good.runId, runId];
+      await until(async () => (await h.db.run.count({ where: { id: { in: runIds }, phase: "COMPLETED" } })) === 2, 5000);
+      await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - started))));
+      // In 5 s: at its first pass and after its first backoffs — not once a second, each failing the whole pass.
+      expect(await attempts()).toBeGreaterThanOrEqual(1);
+      expect(await attempts()).toBeLessThanOrEqual(3);
+      expect((await h.db.handoff.findUniqueOrThrow({ where: { id: poisoned.handoffId } })).status).toBe("PENDING");
+      expect((await h.db.run.findUniqueOrThrow({ where: { id: poisoned.runId } })).phase).toBe("WAITING_FOR_APPROVAL");
+      expect(await h.effects()).toHaveLength(0);
+      expect(logLines.filter((l) => l.msg === "worker pass failed")).toEqual([]);
+    } finally {
       stop.abort();
       await worker;
     }

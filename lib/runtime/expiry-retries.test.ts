@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { ExpiryRetries } from "./expiry-retries";
+
+describe("approvals whose expiry failed", () => {
+  it("wait 2 s after the first failure, twice as long after each next, 5 minutes at most", () => {
+    const r = new ExpiryRetries();
+    const waits = Array.from({ length: 10 }, () => r.failed("h1", 0).retryInMs);
+    expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000, 256_000, 300_000, 300_000]);
+  });
+
+  it("are left out until their retry comes, and the earliest retry is the next time to look", () => {
+    const r = new ExpiryRetries();
+    r.failed("h1", 1000); // retry at 3000
+    r.failed("h2", 1500);
+    r.failed("h2", 1500); // retry at 5500
+    expect(r.waiting(2000)).toEqual(["h1", "h2"]);
+    expect(r.nextRetryAt(2000)).toEqual(new Date(3000));
+    expect(r.waiting(3000)).toEqual(["h2"]);
+    expect(r.nextRetryAt(3000)).toEqual(new Date(5500));
+    expect(r.waiting(6000)).toEqual([]);
+    expect(r.nextRetryAt(6000)).toBeNull();
+  });
+
+  it("start afresh once settled, and are forgotten when their retry comes and they are no longer due", () => {
+    const r = new ExpiryRetries();
+    r.failed("h1", 0);
+    r.failed("h1", 0);
+    r.settled("h1");
+    expect(r.failed("h1", 0).failures).toBe(1);
+    r.failed("h2", 0); // retry at 2000
+    r.forgetAllBut(new Set(), 1000); // h1 and h2 still wait: kept
+    expect(r.waiting(1000)).toEqual(["h1", "h2"]);
+    r.forgetAllBut(new Set(["h1"]), 2500); // both retries came; h2 is no longer due (decided elsewhere)
+    expect(r.failed("h1", 2500).failures).toBe(2);
+    expect(r.failed("h2", 2500).failures).toBe(1);
+  });
+});
