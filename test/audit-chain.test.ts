@@ -5,6 +5,11 @@ import { canonicalJson, chainHash, GENESIS_HASH, sealAuditChains, sealTenant, ve
 import { storeOf } from "@/lib/db/kysely";
 import { poolOf } from "@/lib/db/sql";
 import { runWorkerOnce } from "@/lib/runtime/worker";
+import { runAfterCommitOnce } from "@/lib/runtime/after-commit";
+import { sendLogsTo } from "@/lib/log";
+import { Statement } from "@/lib/store/statement";
+import { addAudit } from "@/lib/store/audit";
+import { fanOutWebhookEvents, queueTestEvent } from "@/lib/webhooks/outbox";
 import { createHarness, type Harness } from "./runtime-harness";
 
 // The audit trail as a hash chain per shop: sealed shortly after commit by the worker, verified by walking it. Changes
@@ -205,5 +210,91 @@ describe("Settings → Audit", () => {
     expect(seen).not.toContain("globex-secret");
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.length).toBe(await h.db.auditEvent.count({ where: { tenantId: h.acme.id } }));
+  });
+});
+
+describe("after-commit work that fails for a reason of its own", () => {
+  let logLines: Array<{ msg: string; tenantId?: string; err?: { message: string } }> = [];
+  let restoreLogs: () => void;
+  beforeEach(() => {
+    logLines = [];
+    restoreLogs = sendLogsTo({ write: (line: string) => logLines.push(JSON.parse(line)) });
+  });
+  afterEach(() => restoreLogs());
+
+  it("a shop whose records cannot be sealed holds up neither the other shops' chains nor the webhooks; it is logged and tried again later, not at every pass", async () => {
+    await someHistory(); // acme's records, unsealed
+    const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
+    const s = Statement.plain();
+    addAudit(s, "a", { tenantId: globex.id, actor: "staff:gus", action: "settings.changed", subject: "policy", data: {} });
+    await s.run(storeOf(h.db));
+    const endpoint = await h.db.webhookEndpoint.create({
+      data: {
+        tenantId: globex.id,
+        url: "http://127.0.0.1:9/hooks",
+        secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
+        eventTypes: [],
+      },
+    });
+    const eventId = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
+    // acme's records cannot be written: a trigger refuses them (as a row a bug or a later constraint left unwritable
+    // would be refused) and counts the attempts (a sequence: not rolled back).
+    await h.db.$executeRawUnsafe(`CREATE SEQUENCE seal_attempts`);
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_seal() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM nextval('seal_attempts'); RAISE EXCEPTION 'this record cannot be sealed (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_seal BEFORE UPDATE ON "AuditEvent" FOR EACH ROW WHEN (OLD."tenantId" = '${h.acme.id}') EXECUTE FUNCTION refuse_seal()`,
+    );
+    const attempts = async () =>
+      Number(
+        (
+          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM seal_attempts`)
+        )[0]!.n,
+      );
+
+    const pass = await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
+    expect(pass.sealed).toBe(1); // globex's record
+    expect(pass.webhookEvents).toBe(1); // the test event, fanned out
+    expect(await h.db.auditEvent.count({ where: { tenantId: globex.id, seq: null } })).toBe(0);
+    expect((await h.db.webhookEvent.findUniqueOrThrow({ where: { id: eventId } })).fannedOutAt).not.toBeNull();
+    expect(await h.db.webhookDelivery.count({ where: { eventId } })).toBe(1);
+    expect(await attempts()).toBe(1);
+    const failure = logLines.find((l) => l.tenantId === h.acme.id);
+    expect(failure?.msg).toMatch(/sealing a shop's audit records failed/);
+    expect(failure?.err?.message).toMatch(/cannot be sealed/);
+
+    await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
+    expect(await attempts()).toBe(1); // waits for its retry
+    expect(await h.db.auditEvent.count({ where: { tenantId: h.acme.id, seq: { not: null } } })).toBe(0); // nothing skipped
+  });
+
+  it("a fan-out that fails holds up no delivery already queued", async () => {
+    const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
+    const endpoint = await h.db.webhookEndpoint.create({
+      data: {
+        tenantId: globex.id,
+        url: "http://127.0.0.1:9/hooks",
+        secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
+        eventTypes: [],
+      },
+    });
+    const first = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
+    await fanOutWebhookEvents(storeOf(h.db)); // its delivery is queued, due now
+    await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'this event cannot be fanned out (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_fan_out BEFORE UPDATE ON "WebhookEvent" FOR EACH ROW EXECUTE FUNCTION refuse_fan_out()`,
+    );
+
+    const pass = await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
+    expect(pass.webhookEvents).toBe(0);
+    expect(pass.webhookAttempts).toBe(1); // the queued delivery was tried (nothing listens on port 9: it waits for a retry)
+    expect((await h.db.webhookDelivery.findFirstOrThrow({ where: { eventId: first } })).attempts).toBe(1);
+    expect(logLines.find((l) => /fanning out webhook events failed/.test(l.msg))?.err?.message).toMatch(/cannot be fanned out/);
   });
 });

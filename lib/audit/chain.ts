@@ -9,6 +9,9 @@
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Store } from "@/lib/db/kysely";
+import { processBackoff } from "@/lib/backoff";
+import { connectivityFailureKind } from "@/lib/db/outage";
+import { log } from "@/lib/log";
 
 /** The hash the first record of a chain links to. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -108,11 +111,33 @@ export async function sealTenant(db: Store, tenantId: string, limit = 500): Prom
   });
 }
 
-/** Seals every shop that has unsealed records (each shop under its own lock). Returns how many records were sealed. */
+/** Shops whose sealing failed for a reason of their own, waiting for their next try (lib/backoff). */
+const sealRetries = processBackoff("audit-seal");
+
+/**
+ * Seals every shop that has unsealed records (each shop under its own lock). Returns how many records were sealed.
+ * A shop whose sealing fails for a reason of its own is logged and tried again later (its records stay unsealed, in
+ * order: a chain cannot skip one); the other shops are sealed meanwhile. A database that cannot be reached fails it.
+ */
 export async function sealAuditChains(db: Store, opts: { limitPerTenant?: number } = {}): Promise<number> {
   const tenants = (await sql<{ tenantId: string }>`SELECT DISTINCT "tenantId" FROM "AuditEvent" WHERE seq IS NULL`.execute(db)).rows;
+  sealRetries.forgetAllBut(new Set(tenants.map((t) => t.tenantId)));
+  const waiting = new Set(sealRetries.waiting());
   let sealed = 0;
-  for (const t of tenants) sealed += await sealTenant(db, t.tenantId, opts.limitPerTenant);
+  for (const { tenantId } of tenants) {
+    if (waiting.has(tenantId)) continue;
+    try {
+      sealed += await sealTenant(db, tenantId, opts.limitPerTenant);
+      sealRetries.settled(tenantId);
+    } catch (err) {
+      if (connectivityFailureKind(err)) throw err;
+      const { failures, retryInMs } = sealRetries.failed(tenantId);
+      log.error(
+        { err, tenantId, failures, retryInMs },
+        "sealing a shop's audit records failed; they stay unsealed and are tried again later",
+      );
+    }
+  }
   return sealed;
 }
 

@@ -5,7 +5,7 @@
 import { sealAuditChains } from "@/lib/audit/chain";
 import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
-import { noteDatabaseFailure } from "@/lib/db/outage";
+import { connectivityFailureKind, noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
 import { sleep } from "@/lib/sleep";
 import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs } from "@/lib/webhooks/deliver";
@@ -18,13 +18,32 @@ export interface AfterCommitPass {
   webhookAttempts: number;
 }
 
-/** One pass: seal, fan out, deliver what is due. */
+/**
+ * One pass: seal, fan out, deliver what is due. Each part goes on when another fails (a shop's audit chain that
+ * cannot be sealed holds up no webhook): a part's failure is logged and it is tried again at the next pass; a
+ * database that cannot be reached fails the pass (the loop tells an outage once).
+ */
 export async function runAfterCommitOnce(deps: RuntimeDeps, delivery: Partial<DeliveryOptions> = {}): Promise<AfterCommitPass> {
   const db = storeOf(deps.db);
-  const sealed = await sealAuditChains(db);
-  const fanned = await fanOutWebhookEvents(db);
-  const sent = await deliverDueWebhooks(db, { workerId: deps.workerId, ...delivery });
+  const sealed = await apart("sealing audit records", () => sealAuditChains(db), 0);
+  const fanned = await apart("fanning out webhook events", () => fanOutWebhookEvents(db), { events: 0, deliveries: 0 });
+  const sent = await apart("delivering webhooks", () => deliverDueWebhooks(db, { workerId: deps.workerId, ...delivery }), {
+    endpoints: 0,
+    attempts: 0,
+    delivered: 0,
+  });
   return { sealed, webhookEvents: fanned.events, webhookAttempts: sent.attempts };
+}
+
+/** A part of the pass, on its own: its failure is logged and answered with `none`, unless the database is out of reach. */
+async function apart<T>(what: string, part: () => Promise<T>, none: T): Promise<T> {
+  try {
+    return await part();
+  } catch (err) {
+    if (connectivityFailureKind(err)) throw err;
+    log.error({ err }, `after-commit: ${what} failed`);
+    return none;
+  }
 }
 
 /**

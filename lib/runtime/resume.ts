@@ -33,7 +33,7 @@ import { canonicalJson, idempotencyKey } from "./idempotency";
 import { loadPolicy } from "./policy";
 import { log } from "@/lib/log";
 import { connectivityFailureKind } from "@/lib/db/outage";
-import { expiryRetries } from "./expiry-retries";
+import { processBackoff } from "@/lib/backoff";
 import { withSpan } from "@/lib/telemetry/tracing";
 
 export const decisionSchema = z.object({
@@ -496,6 +496,9 @@ async function regateEdit(
   }
   return { input, amountCents: facts.amountCents, requiredApprovals };
 }
+
+/** Approvals whose expiry failed for a reason of their own, waiting for their next try (lib/backoff). */
+export const expiryRetries = processBackoff("approval-expiry");
 
 /**
  * Expires every approval past its TTL (its own outcome, told to the model as "expired", never as "denied"); the runs

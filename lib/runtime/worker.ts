@@ -10,8 +10,7 @@ import { listen } from "@/lib/db/listener";
 import { claimDueRuns, nextDueAt } from "@/lib/store/runs";
 import { type AdvanceResult, advanceConversationFrom, claimFor } from "./advance";
 import type { RuntimeDeps } from "./deps";
-import { expireDueApprovals } from "./resume";
-import { expiryRetries } from "./expiry-retries";
+import { expireDueApprovals, expiryRetries } from "./resume";
 import { runAfterCommitLoop, runAfterCommitOnce } from "./after-commit";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
@@ -19,7 +18,7 @@ import { noteDatabaseFailure } from "@/lib/db/outage";
 import { sleep } from "@/lib/sleep";
 
 /** Approvals past their TTL are looked for once a second at most: a pass collects whatever came due meanwhile. (One
- * whose expiry failed waits for its own retry, further off each time: lib/runtime/expiry-retries.) */
+ * whose expiry failed waits for its own retry, further off each time: lib/backoff.) */
 const EXPIRY_PASS_MS = 1000;
 
 /** How many runs one worker advances at the same time. */

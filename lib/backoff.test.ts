@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ExpiryRetries } from "./expiry-retries";
+import { KeyedBackoff } from "./backoff";
 
-describe("approvals whose expiry failed", () => {
+describe("items that failed (approvals whose expiry failed, shops whose audit records could not be sealed)", () => {
   it("wait 2 s after the first failure, twice as long after each next, 5 minutes at most", () => {
-    const r = new ExpiryRetries();
+    const r = new KeyedBackoff();
     const waits = Array.from({ length: 10 }, () => r.failed("h1", 0).retryInMs);
     expect(waits).toEqual([2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000, 256_000, 300_000, 300_000]);
   });
 
   it("are left out until their retry comes, and the earliest retry is the next time to look", () => {
-    const r = new ExpiryRetries();
+    const r = new KeyedBackoff();
     r.failed("h1", 1000); // retry at 3000
     r.failed("h2", 1500);
     r.failed("h2", 1500); // retry at 5500
@@ -22,7 +22,7 @@ describe("approvals whose expiry failed", () => {
   });
 
   it("start afresh once settled, and are forgotten when their retry comes and they are no longer due", () => {
-    const r = new ExpiryRetries();
+    const r = new KeyedBackoff();
     r.failed("h1", 0);
     r.failed("h1", 0);
     r.settled("h1");

@@ -1,0 +1,62 @@
+// Things that failed for a reason of their own — an approval whose expiry fails, a shop whose audit records cannot be
+// sealed (a row a bug or a later constraint left unwritable) — and when each may be tried again. Such an item must
+// neither hold up the rest of its pass (the other approvals, the other shops, the work after it, would wait behind it
+// for ever) nor be tried again at every pass: its tries space out, 2 s, 4 s, … up to 5 minutes, each failure logged
+// by the caller. Kept in the process: after a restart an item gets a first try again.
+
+const FIRST_RETRY_MS = 2000;
+const LONGEST_RETRY_MS = 5 * 60_000;
+/** Past this many items in backoff the oldest entries are forgotten (they get a try sooner, nothing worse). */
+const MOST_REMEMBERED = 1000;
+
+interface Failing {
+  failures: number;
+  retryAt: number;
+}
+
+export class KeyedBackoff {
+  private readonly failing = new Map<string, Failing>();
+
+  /** Notes a failed try; returns how long until the next. */
+  failed(key: string, now = Date.now()): { failures: number; retryInMs: number } {
+    const failures = (this.failing.get(key)?.failures ?? 0) + 1;
+    const retryInMs = Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1));
+    this.failing.delete(key); // re-inserted last: the map stays in order of the latest failure
+    this.failing.set(key, { failures, retryAt: now + retryInMs });
+    if (this.failing.size > MOST_REMEMBERED) this.failing.delete(this.failing.keys().next().value!);
+    return { failures, retryInMs };
+  }
+
+  /** The item succeeded, or needs nothing any more. */
+  settled(key: string): void {
+    this.failing.delete(key);
+  }
+
+  /** The items not to try now: those whose retry is still to come. */
+  waiting(now = Date.now()): string[] {
+    return [...this.failing].filter(([, f]) => f.retryAt > now).map(([id]) => id);
+  }
+
+  /** The earliest retry still to come (a sleeping worker's timer), or null. */
+  nextRetryAt(now = Date.now()): Date | null {
+    let next = Number.POSITIVE_INFINITY;
+    for (const f of this.failing.values()) if (f.retryAt > now && f.retryAt < next) next = f.retryAt;
+    return Number.isFinite(next) ? new Date(next) : null;
+  }
+
+  /** Forgets items whose retry has come but which are no longer due (settled elsewhere: decided, sealed). */
+  forgetAllBut(dueKeys: ReadonlySet<string>, now = Date.now()): void {
+    for (const [key, f] of this.failing) if (f.retryAt <= now && !dueKeys.has(key)) this.failing.delete(key);
+  }
+}
+
+// On globalThis: Next.js may evaluate a module more than once in one process; a backoff is the process's.
+const g = globalThis as typeof globalThis & { __supportBackoffs?: Map<string, KeyedBackoff> };
+
+/** The process's backoff named `name` (one per kind of item). */
+export function processBackoff(name: string): KeyedBackoff {
+  const all = (g.__supportBackoffs ??= new Map());
+  let b = all.get(name);
+  if (!b) all.set(name, (b = new KeyedBackoff()));
+  return b;
+}
