@@ -6,11 +6,11 @@ import { storeOf } from "@/lib/db/kysely";
 import { poolOf } from "@/lib/db/sql";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { runAfterCommitOnce } from "@/lib/runtime/after-commit";
-import { sendLogsTo } from "@/lib/log";
 import { Statement } from "@/lib/store/statement";
 import { addAudit } from "@/lib/store/audit";
 import { fanOutWebhookEvents, queueTestEvent } from "@/lib/webhooks/outbox";
 import { createHarness, type Harness } from "./runtime-harness";
+import { captureLogLines } from "./log-lines";
 
 // The audit trail as a hash chain per shop: sealed shortly after commit by the worker, verified by walking it. Changes
 // made behind the app's back — an UPDATE, a DELETE — are found and the first record concerned is named.
@@ -214,13 +214,12 @@ describe("Settings → Audit", () => {
 });
 
 describe("after-commit work that fails for a reason of its own", () => {
-  let logLines: Array<{ msg: string; tenantId?: string; err?: { message: string } }> = [];
-  let restoreLogs: () => void;
-  beforeEach(() => {
-    logLines = [];
-    restoreLogs = sendLogsTo({ write: (line: string) => logLines.push(JSON.parse(line)) });
-  });
-  afterEach(() => restoreLogs());
+  const logLines = captureLogLines();
+  /** An endpoint nothing listens at (its deliveries fail and wait for a retry). */
+  const anEndpoint = (tenantId: string) =>
+    h.db.webhookEndpoint.create({
+      data: { tenantId, url: "http://127.0.0.1:9/hooks", secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}`, eventTypes: [] },
+    });
 
   it("a shop whose records cannot be sealed holds up neither the other shops' chains nor the webhooks; it is logged and tried again later, not at every pass", async () => {
     await someHistory(); // acme's records, unsealed
@@ -228,14 +227,7 @@ describe("after-commit work that fails for a reason of its own", () => {
     const s = Statement.plain();
     addAudit(s, "a", { tenantId: globex.id, actor: "staff:gus", action: "settings.changed", subject: "policy", data: {} });
     await s.run(storeOf(h.db));
-    const endpoint = await h.db.webhookEndpoint.create({
-      data: {
-        tenantId: globex.id,
-        url: "http://127.0.0.1:9/hooks",
-        secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
-        eventTypes: [],
-      },
-    });
+    const endpoint = await anEndpoint(globex.id);
     const eventId = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
     // acme's records cannot be written: a trigger refuses them (as a row a bug or a later constraint left unwritable
     // would be refused) and counts the attempts (a sequence: not rolled back).
@@ -261,7 +253,7 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect((await h.db.webhookEvent.findUniqueOrThrow({ where: { id: eventId } })).fannedOutAt).not.toBeNull();
     expect(await h.db.webhookDelivery.count({ where: { eventId } })).toBe(1);
     expect(await attempts()).toBe(1);
-    const failure = logLines.find((l) => l.tenantId === h.acme.id);
+    const failure = logLines().find((l) => l.tenantId === h.acme.id);
     expect(failure?.msg).toMatch(/sealing a shop's audit records failed/);
     expect(failure?.err?.message).toMatch(/cannot be sealed/);
 
@@ -272,14 +264,7 @@ describe("after-commit work that fails for a reason of its own", () => {
 
   it("a fan-out that fails holds up no delivery already queued", async () => {
     const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
-    const endpoint = await h.db.webhookEndpoint.create({
-      data: {
-        tenantId: globex.id,
-        url: "http://127.0.0.1:9/hooks",
-        secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
-        eventTypes: [],
-      },
-    });
+    const endpoint = await anEndpoint(globex.id);
     const first = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
     await fanOutWebhookEvents(storeOf(h.db)); // its delivery is queued, due now
     await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
@@ -295,6 +280,6 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(pass.webhookEvents).toBe(0);
     expect(pass.webhookAttempts).toBe(1); // the queued delivery was tried (nothing listens on port 9: it waits for a retry)
     expect((await h.db.webhookDelivery.findFirstOrThrow({ where: { eventId: first } })).attempts).toBe(1);
-    expect(logLines.find((l) => /fanning out webhook events failed/.test(l.msg))?.err?.message).toMatch(/cannot be fanned out/);
+    expect(logLines().find((l) => /fanning out webhook events failed/.test(l.msg))?.err?.message).toMatch(/cannot be fanned out/);
   });
 });

@@ -4,11 +4,11 @@
 // of asking the model again in a tight loop.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness, roundTripsDuring } from "../runtime-harness";
+import { captureLogLines } from "../log-lines";
 import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { runWorker, runWorkerOnce } from "@/lib/runtime/worker";
 import { expireDueApprovals } from "@/lib/runtime/resume";
 import { stopListeners } from "@/lib/db/listener";
-import { sendLogsTo } from "@/lib/log";
 import { storeOf } from "@/lib/db/kysely";
 import { nextDueAt } from "@/lib/store/runs";
 import type { ModelClient } from "@/lib/model/types";
@@ -487,13 +487,7 @@ describe("an approval whose expiry fails", () => {
     return { poisoned, good, attempts };
   }
 
-  let logLines: Array<{ msg: string; level: number; handoffId?: string; err?: { message: string } }> = [];
-  let restoreLogs: () => void;
-  beforeEach(() => {
-    logLines = [];
-    restoreLogs = sendLogsTo({ write: (line: string) => logLines.push(JSON.parse(line)) });
-  });
-  afterEach(() => restoreLogs());
+  const logLines = captureLogLines();
 
   it("does not keep the others from expiring, and is not tried again at once", async () => {
     const { poisoned, good, attempts } = await aPoisonedApprovalAndAGoodOne();
@@ -506,7 +500,7 @@ describe("an approval whose expiry fails", () => {
     expect((await nextDueAt(store, { skipApprovals: [poisoned.handoffId] })).approvalExpiry).toBeNull();
     expect((await h.db.handoff.findUniqueOrThrow({ where: { id: poisoned.handoffId } })).status).toBe("PENDING");
     expect((await h.db.handoff.findUniqueOrThrow({ where: { id: good.handoffId } })).status).toBe("EXPIRED");
-    const failure = logLines.find((l) => l.handoffId === poisoned.handoffId);
+    const failure = logLines().find((l) => l.handoffId === poisoned.handoffId);
     expect(failure?.msg).toMatch(/expiring an approval failed/);
     expect(failure?.err?.message).toMatch(/cannot be written/);
   });
@@ -528,7 +522,7 @@ describe("an approval whose expiry fails", () => {
       expect((await h.db.handoff.findUniqueOrThrow({ where: { id: poisoned.handoffId } })).status).toBe("PENDING");
       expect((await h.db.run.findUniqueOrThrow({ where: { id: poisoned.runId } })).phase).toBe("WAITING_FOR_APPROVAL");
       expect(await h.effects()).toHaveLength(0);
-      expect(logLines.filter((l) => l.msg === "worker pass failed")).toEqual([]);
+      expect(logLines().filter((l) => l.msg === "worker pass failed")).toEqual([]);
     } finally {
       stop.abort();
       await worker;
