@@ -504,7 +504,8 @@ export const expiryRetries = processBackoff("approval-expiry");
  * Expires every approval past its TTL (its own outcome, told to the model as "expired", never as "denied"); the runs
  * that no longer wait for anything are resumed due and unleased, and go on in the workers' slots like any due run —
  * an expiry pass decides, and never waits for a model (50 expiries in a row once held a worker for 50 model calls).
- * Returns the handoffs expired.
+ * An approval whose expiry fails for a reason of its own is logged and left pending for a later try (`expiryRetries`);
+ * the others go on. Returns the handoffs expired.
  */
 export async function expireDueApprovals(runtime: RuntimeDeps, now = new Date()): Promise<string[]> {
   const due = await dueApprovalExpiries(storeOf(runtime.db), now, { skip: expiryRetries.waiting(now.getTime()) });
