@@ -10,7 +10,7 @@ import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { buildModelMessages, loadTranscript, transcriptViolations } from "@/lib/store/transcript";
 import pg from "pg";
-import { countStatements, type SentStatement } from "@/bench/peers/scenario";
+import { statementsSentWhile } from "@/bench/peers/scenario";
 
 export interface Harness {
   tdb: TestDatabase;
@@ -106,14 +106,7 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
  * (as the bench counts them).
  */
 export async function roundTripsDuring(work: () => Promise<unknown>): Promise<Array<{ text: string; trip: number }>> {
-  const counter = countStatements(pg.Client);
-  const sent: SentStatement[] = [];
-  counter.sent = sent;
-  try {
-    await work();
-  } finally {
-    counter.restore();
-  }
+  const sent = await statementsSentWhile(pg.Client, work);
   return sent.map(({ text, trip }) => ({ text, trip }));
 }
 

@@ -192,6 +192,22 @@ export function countStatements(Client: { prototype: { query: (...args: never[])
   return counter;
 }
 
+/** Every statement sent on `Client`'s connections while `work` runs (the prototype is restored after, however it ends). */
+export async function statementsSentWhile(
+  Client: Parameters<typeof countStatements>[0],
+  work: () => Promise<unknown>,
+): Promise<SentStatement[]> {
+  const counter = countStatements(Client);
+  const sent: SentStatement[] = [];
+  counter.sent = sent;
+  try {
+    await work();
+  } finally {
+    counter.restore();
+  }
+  return sent;
+}
+
 /** A statement as `countStatements` logs it: its text, its round trip, when it was sent and answered (performance.now()). */
 export interface SentStatement {
   text: string;

@@ -23,7 +23,7 @@ import { pageOfHandoffs } from "@/lib/operator/commands";
 import { kyselyOnPool } from "@/lib/db/kysely";
 import { nextDueAt } from "@/lib/store/runs";
 import { dueApprovalExpiries } from "@/lib/store/handoffs";
-import { countStatements, type SentStatement } from "@/bench/peers/scenario";
+import { statementsSentWhile } from "@/bench/peers/scenario";
 
 const RUNS = 20;
 
@@ -45,14 +45,7 @@ async function explain(db: pg.Client, query: string, params: unknown[]) {
 
 /** The first statement `read` sends, with its parameters, for EXPLAIN. */
 async function statementOf(read: () => Promise<unknown>): Promise<[string, unknown[]]> {
-  const counter = countStatements(pg.Client);
-  const sent: SentStatement[] = [];
-  counter.sent = sent;
-  try {
-    await read();
-  } finally {
-    counter.restore();
-  }
+  const sent = await statementsSentWhile(pg.Client, read);
   if (!sent[0]) throw new Error("the worker's statement was not captured");
   return [sent[0].text, sent[0].values];
 }
