@@ -7,7 +7,7 @@ import { createHarness, type Harness, roundTripsDuring } from "../runtime-harnes
 import { captureLogLines } from "../log-lines";
 import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { runWorker, runWorkerOnce } from "@/lib/runtime/worker";
-import { expireDueApprovals } from "@/lib/runtime/resume";
+import { expireDueApprovals, expiryRetries } from "@/lib/runtime/resume";
 import { stopListeners } from "@/lib/db/listener";
 import { storeOf } from "@/lib/db/kysely";
 import { nextDueAt } from "@/lib/store/runs";
@@ -488,6 +488,10 @@ describe("an approval whose expiry fails", () => {
   }
 
   const logLines = captureLogLines();
+  // The backoff is the process's: an earlier test's refused approval (of another database) would wake a worker here.
+  beforeEach(() => {
+    for (const id of expiryRetries.waiting()) expiryRetries.settled(id);
+  });
 
   it("does not keep the others from expiring, and is not tried again at once", async () => {
     const { poisoned, good, attempts } = await aPoisonedApprovalAndAGoodOne();
@@ -523,6 +527,30 @@ describe("an approval whose expiry fails", () => {
       expect((await h.db.run.findUniqueOrThrow({ where: { id: poisoned.runId } })).phase).toBe("WAITING_FOR_APPROVAL");
       expect(await h.effects()).toHaveLength(0);
       expect(logLines().filter((l) => l.msg === "worker pass failed")).toEqual([]);
+    } finally {
+      stop.abort();
+      await worker;
+    }
+  });
+
+  it("does not wake a sleeping worker by its past expiry while its retry is still far off", async () => {
+    const { poisoned, good } = await aPoisonedApprovalAndAGoodOne();
+    // Only the refused one is due: a decision on the other, past its time, expires it.
+    await expect(h.decide(good.handoffId, "raj@acme.test", "deny", { reason: "too late" })).rejects.toThrow(/expired/);
+    expect((await h.db.handoff.findUniqueOrThrow({ where: { id: good.handoffId } })).status).toBe("EXPIRED");
+    for (let i = 0; i < 5; i++) expiryRetries.failed(poisoned.handoffId); // five failures already: its next try is a minute off
+    const stop = new AbortController();
+    const worker = runWorker(
+      { ...h.newDeps("worker-1"), databaseUrl: h.tdb.url },
+      { signal: stop.signal, intervalMs: 200, idleMs: 60_000 },
+    );
+    try {
+      // The expired one's run goes on in the worker; then the worker has nothing to do but wait for the retry.
+      await until(async () => (await h.db.run.findUniqueOrThrow({ where: { id: good.runId } })).phase === "COMPLETED", 5000);
+      await new Promise((r) => setTimeout(r, 500));
+      const sent = await roundTripsDuring(() => new Promise((r) => setTimeout(r, 2500)));
+      // Woken by its past expiry, the worker would look (approvals to expire, what is due) every second.
+      expect(sent.map((s) => s.text)).toEqual([]);
     } finally {
       stop.abort();
       await worker;
