@@ -34,4 +34,14 @@ describe("items that failed (approvals whose expiry failed, shops whose audit re
     expect(r.failed("h1", 2500).failures).toBe(2);
     expect(r.failed("h2", 2500).failures).toBe(1);
   });
+
+  it("are all named while remembered, whether or not their retry has come", () => {
+    const r = new KeyedBackoff();
+    r.failed("e1", 0); // retry at 2000
+    r.failed("e2", 1000); // retry at 3000
+    expect(r.waiting(2500)).toEqual(["e2"]);
+    expect(r.failingKeys()).toEqual(["e1", "e2"]);
+    r.settled("e1");
+    expect(r.failingKeys()).toEqual(["e2"]);
+  });
 });

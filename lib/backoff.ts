@@ -37,6 +37,11 @@ export class KeyedBackoff {
     return [...this.failing].filter(([, f]) => f.retryAt > now).map(([id]) => id);
   }
 
+  /** Every item noted as failing, whether or not its retry has come. */
+  failingKeys(): string[] {
+    return [...this.failing.keys()];
+  }
+
   /** The earliest retry still to come (a sleeping worker's timer), or null. */
   nextRetryAt(now = Date.now()): Date | null {
     let next = Number.POSITIVE_INFINITY;

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { countStatements } from "@/bench/peers/scenario";
+import { sealRetries } from "@/lib/audit/chain";
 import { storeOf } from "@/lib/db/kysely";
 import { stopListeners } from "@/lib/db/listener";
 import { runAfterCommitLoop } from "@/lib/runtime/after-commit";
@@ -112,5 +113,62 @@ describe("a worker's after-commit loop", () => {
     // (the attempt is recorded once the receiver has answered)
     const status = async () => (await h.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: endpoint.id } })).status;
     await until("the delivery recorded as delivered", async () => (await status()) === "delivered", 2000);
+  });
+
+  it("tries a shop's sealing that failed again when its retry comes due, with nothing else waking it", async () => {
+    // acme's records cannot be sealed: a trigger refuses them and counts the tries (a sequence: not rolled back).
+    await h.db.$executeRawUnsafe(`CREATE SEQUENCE seal_attempts`);
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_seal() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM nextval('seal_attempts'); RAISE EXCEPTION 'this record cannot be sealed (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_seal BEFORE UPDATE ON "AuditEvent" FOR EACH ROW WHEN (OLD."tenantId" = '${h.acme.id}') EXECUTE FUNCTION refuse_seal()`,
+    );
+    const tries = async () =>
+      Number(
+        (
+          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM seal_attempts`)
+        )[0]!.n,
+      );
+    await h.db.auditEvent.create({ data: { tenantId: h.acme.id, actor: "test", action: "test.unsealable", data: {} } });
+    sealRetries.settled(h.acme.id); // no earlier test's failure of this shop in the process's backoff
+    loop = runAfterCommitLoop(deps, { signal: stop.signal, intervalMs: 100, idleMs: 60_000 });
+    await until("the first try", async () => (await tries()) === 1, 3000);
+    const first = Date.now();
+    // Its retry is due 2 s later; nothing is written meanwhile, and the loop's idle wait is a minute.
+    await until("the retry", async () => (await tries()) === 2, 5000);
+    expect(Date.now() - first).toBeGreaterThanOrEqual(1500);
+    await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_seal ON "AuditEvent"`);
+    await until("the records sealed at the retry after", async () => (await unsealed()) === 0, 8000);
+  });
+
+  it("tries an event's fan-out that failed again when its retry comes due, with nothing else waking it", async () => {
+    loop = runAfterCommitLoop(deps, { signal: stop.signal, intervalMs: 100, idleMs: 60_000 });
+    await until("the seed's audit records sealed", async () => (await unsealed()) === 0, 5000);
+    const { endpoint } = await createWebhookEndpoint(h.db, admin(), { url: "http://127.0.0.1:9/hooks", eventTypes: ["handoff.created"] });
+    await h.db.$executeRawUnsafe(`CREATE SEQUENCE fan_out_attempts`);
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM nextval('fan_out_attempts'); RAISE EXCEPTION 'this event cannot be fanned out (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_fan_out BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW EXECUTE FUNCTION refuse_fan_out()`,
+    );
+    // Each failure counts twice: the statement for the pass's events, then the event on its own.
+    const tries = async () =>
+      Number(
+        (
+          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(
+            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM fan_out_attempts`,
+          )
+        )[0]!.n,
+      ) / 2;
+    await queueTestEvent(storeOf(h.db), { id: endpoint.id, tenantId: h.acme.id }, "test");
+    await until("the first try", async () => (await tries()) === 1, 3000);
+    const first = Date.now();
+    // Its retry is due 2 s later; nothing is written meanwhile, and the loop's idle wait is a minute.
+    await until("the retry", async () => (await tries()) === 2, 5000);
+    expect(Date.now() - first).toBeGreaterThanOrEqual(1500);
   });
 });

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { canonicalJson, chainHash, GENESIS_HASH, sealAuditChains, sealTenant, verifyAuditChain } from "@/lib/audit/chain";
 import { storeOf } from "@/lib/db/kysely";
 import { poolOf } from "@/lib/db/sql";
@@ -8,7 +8,7 @@ import { runWorkerOnce } from "@/lib/runtime/worker";
 import { runAfterCommitOnce } from "@/lib/runtime/after-commit";
 import { Statement } from "@/lib/store/statement";
 import { addAudit } from "@/lib/store/audit";
-import { fanOutWebhookEvents, queueTestEvent } from "@/lib/webhooks/outbox";
+import { fanOutRetries, fanOutWebhookEvents, queueTestEvent } from "@/lib/webhooks/outbox";
 import { createHarness, type Harness } from "./runtime-harness";
 import { captureLogLines } from "./log-lines";
 
@@ -262,6 +262,63 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(await h.db.auditEvent.count({ where: { tenantId: h.acme.id, seq: { not: null } } })).toBe(0); // nothing skipped
   });
 
+  it("an event that cannot be fanned out holds up neither the events before it nor those after it; it is logged and tried again later, not at every pass", async () => {
+    const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
+    const endpoint = await anEndpoint(globex.id);
+    const [first, bad, last] = [
+      await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"),
+      await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"),
+      await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"),
+    ];
+    // The middle event's delivery cannot be written: a trigger refuses it and counts the attempts (not rolled back).
+    await h.db.$executeRawUnsafe(`CREATE SEQUENCE fan_out_attempts`);
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM nextval('fan_out_attempts'); RAISE EXCEPTION 'this event cannot be fanned out (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_fan_out BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW WHEN (NEW."eventId" = '${bad}')
+       EXECUTE FUNCTION refuse_fan_out()`,
+    );
+    const attempts = async () =>
+      Number(
+        (
+          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(
+            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM fan_out_attempts`,
+          )
+        )[0]!.n,
+      );
+    const fannedOut = async (id: string) => (await h.db.webhookEvent.findUniqueOrThrow({ where: { id } })).fannedOutAt !== null;
+
+    const pass = await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
+    expect(pass.webhookEvents).toBe(2);
+    expect([await fannedOut(first), await fannedOut(bad), await fannedOut(last)]).toEqual([true, false, true]);
+    expect(await h.db.webhookDelivery.count({ where: { eventId: { in: [first, last] } } })).toBe(2);
+    const tried = await attempts();
+    expect(tried).toBeGreaterThanOrEqual(1);
+    const failure = logLines().find((l) => l.eventId === bad);
+    expect(failure?.msg).toMatch(/fanning out a webhook event failed/);
+    expect(failure?.err?.message).toMatch(/cannot be fanned out/);
+    expect(failure?.tenantId).toBe(globex.id);
+
+    // A later event is fanned out at the next pass; the refused one waits for its retry.
+    const later = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
+    expect((await runAfterCommitOnce(h.deps, { timeoutMs: 1000 })).webhookEvents).toBe(1);
+    expect(await fannedOut(later)).toBe(true);
+    expect(await attempts()).toBe(tried);
+
+    // Once it can be written and its retry has come, it goes out like any other, and nothing of it is kept waiting.
+    await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_fan_out ON "WebhookDelivery"`);
+    const retryCame = vi.spyOn(Date, "now").mockReturnValue(Date.now() + 3000);
+    try {
+      expect((await fanOutWebhookEvents(storeOf(h.db))).events).toBe(1);
+    } finally {
+      retryCame.mockRestore();
+    }
+    expect(await fannedOut(bad)).toBe(true);
+    expect(fanOutRetries.failingKeys()).not.toContain(bad);
+  });
+
   it("a fan-out that fails holds up no delivery already queued", async () => {
     const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
     const endpoint = await anEndpoint(globex.id);
@@ -280,6 +337,6 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(pass.webhookEvents).toBe(0);
     expect(pass.webhookAttempts).toBe(1); // the queued delivery was tried (nothing listens on port 9: it waits for a retry)
     expect((await h.db.webhookDelivery.findFirstOrThrow({ where: { eventId: first } })).attempts).toBe(1);
-    expect(logLines().find((l) => /fanning out webhook events failed/.test(l.msg))?.err?.message).toMatch(/cannot be fanned out/);
+    expect(logLines().find((l) => /fanning out a webhook event failed/.test(l.msg))?.err?.message).toMatch(/cannot be fanned out/);
   });
 });

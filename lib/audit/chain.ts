@@ -112,7 +112,7 @@ export async function sealTenant(db: Store, tenantId: string, limit = 500): Prom
 }
 
 /** Shops whose sealing failed for a reason of their own, waiting for their next try (lib/backoff). */
-const sealRetries = processBackoff("audit-seal");
+export const sealRetries = processBackoff("audit-seal");
 
 /**
  * Seals every shop that has unsealed records (each shop under its own lock). Returns how many records were sealed.

@@ -2,14 +2,14 @@
 // (lib/audit/chain) and sending the webhooks the outbox holds (lib/webhooks). Both only read what has committed, so
 // no turn waits on them; any number of workers may run them at once (advisory locks and leases keep them apart).
 // A worker does them when told there are some (NOTIFY), not by looking every second.
-import { sealAuditChains } from "@/lib/audit/chain";
+import { sealAuditChains, sealRetries } from "@/lib/audit/chain";
 import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
 import { connectivityFailureKind, noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
 import { sleep } from "@/lib/sleep";
 import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs } from "@/lib/webhooks/deliver";
-import { fanOutWebhookEvents } from "@/lib/webhooks/outbox";
+import { fanOutRetries, fanOutWebhookEvents } from "@/lib/webhooks/outbox";
 import type { RuntimeDeps } from "./deps";
 
 export interface AfterCommitPass {
@@ -48,9 +48,10 @@ async function apart<T>(what: string, part: () => Promise<T>, none: T): Promise<
 
 /**
  * Runs passes until the signal aborts: at once again while there was work; else, with the process's listener up,
- * when a statement writes audit records or webhook events (their NOTIFY), when a webhook retry comes due, or after
- * `idleMs` at most — a worker at rest asks the database nothing every second (before, each looked for work every
- * `intervalMs`); without a listener, every `intervalMs`. Passes are `intervalMs` apart at least, so under load one
+ * when a statement writes audit records or webhook events (their NOTIFY), when a webhook retry comes due (or the retry
+ * of a shop's sealing or an event's fan-out that failed), or after `idleMs` at most — a worker at rest asks the
+ * database nothing every second (before, each looked for work every `intervalMs`); without a listener, every
+ * `intervalMs`. Passes are `intervalMs` apart at least, so under load one
  * pass collects a second's work whatever the notifications.
  */
 export async function runAfterCommitLoop(
@@ -69,7 +70,7 @@ export async function runAfterCommitLoop(
       try {
         const pass = await runAfterCommitOnce(deps, opts.delivery);
         if (pass.sealed + pass.webhookEvents + pass.webhookAttempts > 0) continue;
-        if (listened) untilDueMs = await nextWebhookDueInMs(storeOf(deps.db));
+        if (listened) untilDueMs = earliest(await nextWebhookDueInMs(storeOf(deps.db)), nextRetryInMs());
       } catch (err) {
         if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "after-commit pass failed");
       }
@@ -82,6 +83,15 @@ export async function runAfterCommitLoop(
     wake.close();
   }
 }
+
+/** When a shop's sealing or an event's fan-out that failed is to be tried again, in ms from now (null: none waits). */
+function nextRetryInMs(): number | null {
+  const now = Date.now();
+  const at = [sealRetries.nextRetryAt(now), fanOutRetries.nextRetryAt(now)].filter((d) => d !== null);
+  return at.length ? Math.min(...at.map((d) => d.getTime())) - now : null;
+}
+
+const earliest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 
 /** The NOTIFYs that there is after-commit work, through the process's one listener (lib/db/listener). */
 function afterCommitWakeups(deps: RuntimeDeps) {

@@ -8,19 +8,71 @@
 // in the order events became visible; each endpoint receives its deliveries in id order.
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
+import { processBackoff } from "@/lib/backoff";
 import type { Store } from "@/lib/db/kysely";
+import { connectivityFailureKind } from "@/lib/db/outage";
+import { log } from "@/lib/log";
 
 const FAN_OUT_LOCK = sql`hashtextextended('webhook-fan-out', 0)`;
 
-/** Queues deliveries for up to `limit` committed events not yet fanned out. Returns the counts. */
-export async function fanOutWebhookEvents(db: Store, limit = 500): Promise<{ events: number; deliveries: number }> {
-  return db.transaction().execute(async (tx) => {
+/** Events whose fan-out failed for a reason of their own, waiting for their next try (lib/backoff). */
+export const fanOutRetries = processBackoff("webhook-fan-out");
+
+interface FanOut {
+  events: number;
+  deliveries: number;
+}
+
+/**
+ * Queues deliveries for up to `limit` committed events not yet fanned out, in one statement. Returns the counts.
+ * An event whose fan-out fails for a reason of its own (a row a bug or a later constraint left unwritable) fails
+ * that statement: the events are then fanned out one by one, so every other one goes out, and the failing one is
+ * logged and tried again later (an endpoint receives it after the events that went out meanwhile). A database that
+ * cannot be reached fails it.
+ */
+export async function fanOutWebhookEvents(db: Store, limit = 500): Promise<FanOut> {
+  const skip = fanOutRetries.waiting();
+  try {
+    return await fanOut(db, { limit, skip });
+  } catch (err) {
+    if (connectivityFailureKind(err)) throw err;
+    return fanOutOneByOne(db, limit, skip);
+  }
+}
+
+async function fanOutOneByOne(db: Store, limit: number, skip: readonly string[]): Promise<FanOut> {
+  const done: FanOut = { events: 0, deliveries: 0 };
+  const { rows } = await sql<{ id: string; tenantId: string }>`
+    SELECT id, "tenantId" FROM "WebhookEvent" WHERE "fannedOutAt" IS NULL ${notIn(skip)} ORDER BY seq LIMIT ${limit}`.execute(db);
+  for (const event of rows) {
+    try {
+      const one = await fanOut(db, { limit: 1, skip: [], only: event.id });
+      done.events += one.events;
+      done.deliveries += one.deliveries;
+    } catch (err) {
+      if (connectivityFailureKind(err)) throw err;
+      const { failures, retryInMs } = fanOutRetries.failed(event.id);
+      log.error(
+        { err, eventId: event.id, tenantId: event.tenantId, failures, retryInMs },
+        "fanning out a webhook event failed; it is tried again later, the other events go out meanwhile",
+      );
+    }
+  }
+  return done;
+}
+
+/** The fan-out statement, under the fan-out lock: for the oldest events not fanned out, or for the one `only`. */
+async function fanOut(db: Store, opts: { limit: number; skip: readonly string[]; only?: string }): Promise<FanOut> {
+  // Events retried after a failure: those that go out now are no longer waiting for anything.
+  const retried = fanOutRetries.failingKeys().filter((id) => !opts.skip.includes(id));
+  const result = await db.transaction().execute(async (tx) => {
     const locked = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${FAN_OUT_LOCK}) AS ok`.execute(tx);
-    if (!locked.rows[0]?.ok) return { events: 0, deliveries: 0 }; // another worker is fanning out right now
-    const { rows } = await sql<{ events: number; deliveries: number }>`
+    if (!locked.rows[0]?.ok) return { events: 0, deliveries: 0, retried: null }; // another worker is fanning out
+    const { rows } = await sql<FanOut & { retried: string[] | null }>`
       WITH ev AS (
         SELECT id, "tenantId", type, "endpointId", seq FROM "WebhookEvent"
-        WHERE "fannedOutAt" IS NULL ORDER BY seq LIMIT ${limit} FOR UPDATE
+        WHERE "fannedOutAt" IS NULL ${opts.only === undefined ? sql`` : sql`AND id = ${opts.only}`} ${notIn(opts.skip)}
+        ORDER BY seq LIMIT ${opts.limit} FOR UPDATE
       ), queued AS (
         INSERT INTO "WebhookDelivery" ("tenantId", "endpointId", "eventId", "eventType")
         SELECT ev."tenantId", e.id, ev.id, ev.type FROM ev
@@ -33,12 +85,19 @@ export async function fanOutWebhookEvents(db: Store, limit = 500): Promise<{ eve
         ON CONFLICT ("endpointId", "eventId") DO NOTHING
         RETURNING 1
       ), done AS (
-        UPDATE "WebhookEvent" w SET "fannedOutAt" = now() FROM ev WHERE w.id = ev.id RETURNING 1
+        UPDATE "WebhookEvent" w SET "fannedOutAt" = now() FROM ev WHERE w.id = ev.id RETURNING w.id
       )
-      SELECT (SELECT count(*)::int FROM done) AS events, (SELECT count(*)::int FROM queued) AS deliveries`.execute(tx);
-    return rows[0] ?? { events: 0, deliveries: 0 };
+      SELECT (SELECT count(*)::int FROM done) AS events, (SELECT count(*)::int FROM queued) AS deliveries,
+        ${retried.length ? sql`(SELECT array_agg(id) FROM done WHERE id = ANY(${retried}::text[]))` : sql`NULL::text[]`} AS retried`.execute(
+      tx,
+    );
+    return rows[0] ?? { events: 0, deliveries: 0, retried: null };
   });
+  for (const id of result.retried ?? []) fanOutRetries.settled(id);
+  return { events: result.events, deliveries: result.deliveries };
 }
+
+const notIn = (ids: readonly string[]) => (ids.length ? sql`AND id <> ALL(${[...ids]}::text[])` : sql``);
 
 /** A test event for one endpoint (Settings → Webhooks → Send test event), sent like any other. Returns its id. */
 export async function queueTestEvent(db: Store, endpoint: { id: string; tenantId: string }, sentBy: string): Promise<string> {
