@@ -207,6 +207,39 @@ describe("signed webhooks from the outbox", () => {
     expect(rx.received).toHaveLength(2);
   });
 
+  it("an endpoint whose secret cannot sign or whose URL is not one (a row edited by hand) gets a failed attempt in its delivery log, not a silent retry at every claim", async () => {
+    const rx = await receiver();
+    const { endpoint } = await createWebhookEndpoint(h.db, admin(), { url: rx.url, eventTypes: ["handoff.created"] });
+    await h.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { secret: "whsec_%%" } });
+    await h.say(REFUND_A1002);
+    const db = storeOf(h.db);
+    await fanOutWebhookEvents(db);
+
+    expect(await deliverDueWebhooks(db, { workerId: "w1", baseDelayMs: 60_000 })).toMatchObject({
+      endpoints: 1,
+      attempts: 1,
+      delivered: 0,
+    });
+    expect(rx.received).toHaveLength(0); // nothing unsigned goes out
+    const log = await webhookDeliveryLog(h.db, admin(), endpoint.id);
+    expect(log.deliveries[0]).toMatchObject({ status: "pending", attempts: 1 });
+    const [attempt] = log.deliveries[0]!.attemptLog;
+    expect(attempt).toMatchObject({ attempt: 1, statusCode: null });
+    expect(attempt!.error).toMatch(/signing secret .*cannot sign.*add it again/);
+    expect(attempt!.nextRetryAt).not.toBeNull();
+    // Let go at once, not held for the lease's minute: it waits for its retry like any failed delivery.
+    expect((await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).leaseOwner).toBeNull();
+
+    // The same for a URL that is not one.
+    await h.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}` } });
+    await h.db.webhookDelivery.updateMany({ where: { endpointId: endpoint.id }, data: { nextAttemptAt: new Date(0) } });
+    await h.db.$executeRawUnsafe(`UPDATE "WebhookEndpoint" SET url = '::not a url' WHERE id = '${endpoint.id}'`);
+    expect(await deliverDueWebhooks(db, { workerId: "w1", baseDelayMs: 60_000 })).toMatchObject({ endpoints: 1, attempts: 1 });
+    const second = (await webhookDeliveryLog(h.db, admin(), endpoint.id)).deliveries[0]!.attemptLog[1];
+    expect(second).toMatchObject({ attempt: 2, statusCode: null });
+    expect(second!.error).toMatch(/URL is not a valid URL/);
+  });
+
   it("two workers at once send each event once", async () => {
     const rx = await receiver();
     await createWebhookEndpoint(h.db, admin(), { url: rx.url, eventTypes: ["handoff.created", "handoff.decided", "run.completed"] });

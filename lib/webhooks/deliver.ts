@@ -104,7 +104,12 @@ export function sendOnce(url: string, headers: Record<string, string>, body: str
     durationMs: Math.round(performance.now() - started),
     error,
   });
-  const target = new URL(url);
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return Promise.resolve(outcome(null, "the endpoint's URL is not a valid URL; delete the endpoint and add it again"));
+  }
   const refused = refusedHost(target);
   if (refused) return Promise.resolve(outcome(null, refused));
   return new Promise<SendResult>((resolve) => {
@@ -217,6 +222,23 @@ async function recordAttempt(
   });
 }
 
+/**
+ * Signs and sends one delivery. A secret that cannot sign (not whsec_ + base64: a row edited by hand — the product
+ * makes every secret) is an outcome like a refused connection: nothing goes out, and the attempt and its reason are in
+ * the endpoint's delivery log, retried like any failure, instead of the endpoint being held at every claim unseen.
+ */
+function sendSigned(ep: ClaimedEndpoint, eventId: string, body: string, timeoutMs: number): Promise<SendResult> {
+  let headers: Record<string, string>;
+  try {
+    headers = signedHeaders(ep.secret, eventId, body);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    const error = `the endpoint's signing secret is not a Standard Webhooks secret and cannot sign (${why}); delete the endpoint and add it again for a new secret`;
+    return Promise.resolve({ statusCode: null, durationMs: 0, error });
+  }
+  return sendOnce(ep.url, headers, body, timeoutMs);
+}
+
 /** Serves one claimed endpoint: its due deliveries in order, until one must wait for a retry. */
 async function serveEndpoint(
   db: Store,
@@ -231,7 +253,7 @@ async function serveEndpoint(
     const d = await headDelivery(db, ep.id);
     if (!d?.due) break;
     const body = webhookBody({ type: d.eventType, createdAt: d.createdAt, payload: d.payload });
-    const result = await sendOnce(ep.url, signedHeaders(ep.secret, d.eventId, body), body, o.timeoutMs);
+    const result = await sendSigned(ep, d.eventId, body, o.timeoutMs);
     await afterSend?.({ deliveryId: d.id, eventId: d.eventId, endpointId: ep.id });
     const recorded = await recordAttempt(db, ep, owner, d, result, o);
     if (recorded === "lease-lost") return { attempts, delivered }; // another worker has the endpoint now
