@@ -10,6 +10,7 @@ import { runAfterCommitLoop } from "@/lib/runtime/after-commit";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { createWebhookEndpoint } from "@/lib/settings/webhooks";
 import { queueTestEvent } from "@/lib/webhooks/outbox";
+import { refuseSealingOf, refuseWrites } from "./refused-writes";
 import { createHarness, type Harness } from "./runtime-harness";
 
 // A worker's after-commit work — sealing audit records, fanning webhook events out and sending them — is done when
@@ -116,21 +117,9 @@ describe("a worker's after-commit loop", () => {
   });
 
   it("tries a shop's sealing that failed again when its retry comes due, with nothing else waking it", async () => {
-    // acme's records cannot be sealed: a trigger refuses them and counts the tries (a sequence: not rolled back).
-    await h.db.$executeRawUnsafe(`CREATE SEQUENCE seal_attempts`);
-    await h.db.$executeRawUnsafe(
-      `CREATE FUNCTION refuse_seal() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM nextval('seal_attempts'); RAISE EXCEPTION 'this record cannot be sealed (for the test)'; END $$`,
-    );
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER refuse_seal BEFORE UPDATE ON "AuditEvent" FOR EACH ROW WHEN (OLD."tenantId" = '${h.acme.id}') EXECUTE FUNCTION refuse_seal()`,
-    );
-    const tries = async () =>
-      Number(
-        (
-          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM seal_attempts`)
-        )[0]!.n,
-      );
+    // acme's records cannot be sealed.
+    const refused = await refuseSealingOf(h.db, h.acme.id);
+    const tries = refused.tries;
     await h.db.auditEvent.create({ data: { tenantId: h.acme.id, actor: "test", action: "test.unsealable", data: {} } });
     sealRetries.settled(h.acme.id); // no earlier test's failure of this shop in the process's backoff
     loop = runAfterCommitLoop(deps, { signal: stop.signal, intervalMs: 100, idleMs: 60_000 });
@@ -139,7 +128,7 @@ describe("a worker's after-commit loop", () => {
     // Its retry is due 2 s later; nothing is written meanwhile, and the loop's idle wait is a minute.
     await until("the retry", async () => (await tries()) === 2, 5000);
     expect(Date.now() - first).toBeGreaterThanOrEqual(1500);
-    await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_seal ON "AuditEvent"`);
+    await refused.stop();
     await until("the records sealed at the retry after", async () => (await unsealed()) === 0, 8000);
   });
 
@@ -147,23 +136,14 @@ describe("a worker's after-commit loop", () => {
     loop = runAfterCommitLoop(deps, { signal: stop.signal, intervalMs: 100, idleMs: 60_000 });
     await until("the seed's audit records sealed", async () => (await unsealed()) === 0, 5000);
     const { endpoint } = await createWebhookEndpoint(h.db, admin(), { url: "http://127.0.0.1:9/hooks", eventTypes: ["handoff.created"] });
-    await h.db.$executeRawUnsafe(`CREATE SEQUENCE fan_out_attempts`);
-    await h.db.$executeRawUnsafe(
-      `CREATE FUNCTION refuse_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM nextval('fan_out_attempts'); RAISE EXCEPTION 'this event cannot be fanned out (for the test)'; END $$`,
-    );
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER refuse_fan_out BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW EXECUTE FUNCTION refuse_fan_out()`,
-    );
+    const refused = await refuseWrites(h.db, {
+      name: "refuse_fan_out",
+      op: "INSERT",
+      table: "WebhookDelivery",
+      message: "this event cannot be fanned out (for the test)",
+    });
     // Each failure counts twice: the statement for the pass's events, then the event on its own.
-    const tries = async () =>
-      Number(
-        (
-          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(
-            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM fan_out_attempts`,
-          )
-        )[0]!.n,
-      ) / 2;
+    const tries = async () => (await refused.tries()) / 2;
     await queueTestEvent(storeOf(h.db), { id: endpoint.id, tenantId: h.acme.id }, "test");
     await until("the first try", async () => (await tries()) === 1, 3000);
     const first = Date.now();

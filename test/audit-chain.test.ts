@@ -11,6 +11,7 @@ import { addAudit } from "@/lib/store/audit";
 import { fanOutRetries, fanOutWebhookEvents, queueTestEvent } from "@/lib/webhooks/outbox";
 import { createHarness, type Harness } from "./runtime-harness";
 import { captureLogLines } from "./log-lines";
+import { refuseSealingOf, refuseWrites } from "./refused-writes";
 
 // The audit trail as a hash chain per shop: sealed shortly after commit by the worker, verified by walking it. Changes
 // made behind the app's back — an UPDATE, a DELETE — are found and the first record concerned is named.
@@ -229,22 +230,9 @@ describe("after-commit work that fails for a reason of its own", () => {
     await s.run(storeOf(h.db));
     const endpoint = await anEndpoint(globex.id);
     const eventId = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
-    // acme's records cannot be written: a trigger refuses them (as a row a bug or a later constraint left unwritable
-    // would be refused) and counts the attempts (a sequence: not rolled back).
-    await h.db.$executeRawUnsafe(`CREATE SEQUENCE seal_attempts`);
-    await h.db.$executeRawUnsafe(
-      `CREATE FUNCTION refuse_seal() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM nextval('seal_attempts'); RAISE EXCEPTION 'this record cannot be sealed (for the test)'; END $$`,
-    );
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER refuse_seal BEFORE UPDATE ON "AuditEvent" FOR EACH ROW WHEN (OLD."tenantId" = '${h.acme.id}') EXECUTE FUNCTION refuse_seal()`,
-    );
-    const attempts = async () =>
-      Number(
-        (
-          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM seal_attempts`)
-        )[0]!.n,
-      );
+    // acme's records cannot be written.
+    const refused = await refuseSealingOf(h.db, h.acme.id);
+    const attempts = refused.tries;
 
     const pass = await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
     expect(pass.sealed).toBe(1); // globex's record
@@ -270,24 +258,15 @@ describe("after-commit work that fails for a reason of its own", () => {
       await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"),
       await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"),
     ];
-    // The middle event's delivery cannot be written: a trigger refuses it and counts the attempts (not rolled back).
-    await h.db.$executeRawUnsafe(`CREATE SEQUENCE fan_out_attempts`);
-    await h.db.$executeRawUnsafe(
-      `CREATE FUNCTION refuse_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM nextval('fan_out_attempts'); RAISE EXCEPTION 'this event cannot be fanned out (for the test)'; END $$`,
-    );
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER refuse_fan_out BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW WHEN (NEW."eventId" = '${bad}')
-       EXECUTE FUNCTION refuse_fan_out()`,
-    );
-    const attempts = async () =>
-      Number(
-        (
-          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(
-            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM fan_out_attempts`,
-          )
-        )[0]!.n,
-      );
+    // The middle event's delivery cannot be written.
+    const refused = await refuseWrites(h.db, {
+      name: "refuse_fan_out",
+      op: "INSERT",
+      table: "WebhookDelivery",
+      when: `NEW."eventId" = '${bad}'`,
+      message: "this event cannot be fanned out (for the test)",
+    });
+    const attempts = refused.tries;
     const fannedOut = async (id: string) => (await h.db.webhookEvent.findUniqueOrThrow({ where: { id } })).fannedOutAt !== null;
 
     const pass = await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
@@ -308,7 +287,7 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(await attempts()).toBe(tried);
 
     // Once it can be written and its retry has come, it goes out like any other, and nothing of it is kept waiting.
-    await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_fan_out ON "WebhookDelivery"`);
+    await refused.stop();
     const retryCame = vi.spyOn(Date, "now").mockReturnValue(Date.now() + 3000);
     try {
       expect((await fanOutWebhookEvents(storeOf(h.db))).events).toBe(1);
@@ -325,13 +304,12 @@ describe("after-commit work that fails for a reason of its own", () => {
     const first = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
     await fanOutWebhookEvents(storeOf(h.db)); // its delivery is queued, due now
     await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
-    await h.db.$executeRawUnsafe(
-      `CREATE FUNCTION refuse_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN RAISE EXCEPTION 'this event cannot be fanned out (for the test)'; END $$`,
-    );
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER refuse_fan_out BEFORE UPDATE ON "WebhookEvent" FOR EACH ROW EXECUTE FUNCTION refuse_fan_out()`,
-    );
+    await refuseWrites(h.db, {
+      name: "refuse_fan_out",
+      op: "UPDATE",
+      table: "WebhookEvent",
+      message: "this event cannot be fanned out (for the test)",
+    });
 
     const pass = await runAfterCommitOnce(h.deps, { timeoutMs: 1000 });
     expect(pass.webhookEvents).toBe(0);

@@ -12,6 +12,7 @@ import { stopListeners } from "@/lib/db/listener";
 import { storeOf } from "@/lib/db/kysely";
 import { nextDueAt } from "@/lib/store/runs";
 import type { ModelClient } from "@/lib/model/types";
+import { refuseWrites } from "../refused-writes";
 
 // What the worker reads to decide how long to sleep, with a hook that runs right after the read (see the wake-up test).
 const afterDueRead = vi.hoisted(() => ({ hook: null as null | (() => Promise<void>) }));
@@ -468,22 +469,14 @@ describe("an approval whose expiry fails", () => {
     const [poisoned, good] = parked as [(typeof parked)[0], (typeof parked)[0]];
     await h.db.handoff.update({ where: { id: poisoned.handoffId }, data: { expiresAt: new Date(Date.now() - 2000) } });
     await h.db.handoff.update({ where: { id: good.handoffId }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    await h.db.$executeRawUnsafe(`CREATE SEQUENCE poison_attempts`);
-    await h.db.$executeRawUnsafe(
-      `CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM nextval('poison_attempts'); RAISE EXCEPTION 'this handoff cannot be written (for the test)'; END $$`,
-    );
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER poison BEFORE UPDATE ON "Handoff" FOR EACH ROW WHEN (OLD.id = '${poisoned.handoffId}') EXECUTE FUNCTION poison()`,
-    );
-    const attempts = async () =>
-      Number(
-        (
-          await h.db.$queryRawUnsafe<Array<{ n: bigint }>>(
-            `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM poison_attempts`,
-          )
-        )[0]!.n,
-      );
+    const refused = await refuseWrites(h.db, {
+      name: "poison",
+      op: "UPDATE",
+      table: "Handoff",
+      when: `OLD.id = '${poisoned.handoffId}'`,
+      message: "this handoff cannot be written (for the test)",
+    });
+    const attempts = refused.tries;
     return { poisoned, good, attempts };
   }
 
