@@ -51,8 +51,8 @@ async function apart<T>(what: string, part: () => Promise<T>, none: T): Promise<
  * when a statement writes audit records or webhook events (their NOTIFY), when a webhook retry comes due (or the retry
  * of a shop's sealing or an event's fan-out that failed), or after `idleMs` at most — a worker at rest asks the
  * database nothing every second (before, each looked for work every `intervalMs`); without a listener, every
- * `intervalMs`. Passes are `intervalMs` apart at least, so under load one
- * pass collects a second's work whatever the notifications.
+ * `intervalMs`. Passes are `intervalMs` apart at least, so under load one pass collects a second's work whatever the
+ * notifications.
  */
 export async function runAfterCommitLoop(
   deps: RuntimeDeps,
