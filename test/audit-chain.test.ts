@@ -298,12 +298,13 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(fanOutRetries.failingKeys()).not.toContain(bad);
   });
 
-  it("a fan-out that fails holds up no delivery already queued", async () => {
+  it("a fan-out that fails for every event holds up no delivery already queued, and is logged once, not once an event", async () => {
     const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
     const endpoint = await anEndpoint(globex.id);
     const first = await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
     await fanOutWebhookEvents(storeOf(h.db)); // its delivery is queued, due now
-    await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test");
+    const refusedEvents: string[] = [];
+    for (let i = 0; i < 3; i++) refusedEvents.push(await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"));
     await refuseWrites(h.db, {
       name: "refuse_fan_out",
       op: "UPDATE",
@@ -315,6 +316,11 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(pass.webhookEvents).toBe(0);
     expect(pass.webhookAttempts).toBe(1); // the queued delivery was tried (nothing listens on port 9: it waits for a retry)
     expect((await h.db.webhookDelivery.findFirstOrThrow({ where: { eventId: first } })).attempts).toBe(1);
-    expect(logLines().find((l) => /fanning out a webhook event failed/.test(l.msg))?.err?.message).toMatch(/cannot be fanned out/);
+    const failures = logLines().filter((l) => /fanning out .*failed/.test(l.msg));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.msg).toMatch(/fanning out 3 webhook events failed alike/);
+    expect(failures[0]!.err?.message).toMatch(/cannot be fanned out/);
+    expect(failures[0]!.count).toBe(3);
+    expect(failures[0]!.eventIds).toEqual(refusedEvents);
   });
 });

@@ -33,41 +33,59 @@ interface FanOut {
 export async function fanOutWebhookEvents(db: Store, limit = 500): Promise<FanOut> {
   const skip = fanOutRetries.waiting();
   try {
-    return await fanOut(db, { limit, skip });
+    return (await fanOut(db, { limit, skip })) ?? { events: 0, deliveries: 0 };
   } catch (err) {
     if (connectivityFailureKind(err)) throw err;
     return fanOutOneByOne(db, limit, skip);
   }
 }
 
+interface FailedEvent {
+  eventId: string;
+  tenantId: string;
+  failures: number;
+  retryInMs: number;
+}
+
+/** Each event on its own; the failures are logged one line per kind (one error message), naming their events. */
 async function fanOutOneByOne(db: Store, limit: number, skip: readonly string[]): Promise<FanOut> {
   const done: FanOut = { events: 0, deliveries: 0 };
+  const failed = new Map<string, { err: unknown; events: FailedEvent[] }>(); // by error message
   const { rows } = await sql<{ id: string; tenantId: string }>`
     SELECT id, "tenantId" FROM "WebhookEvent" WHERE "fannedOutAt" IS NULL ${notIn(skip)} ORDER BY seq LIMIT ${limit}`.execute(db);
   for (const event of rows) {
     try {
       const one = await fanOut(db, { limit: 1, skip: [], only: event.id });
+      if (!one) break; // another worker is fanning out: the rest is its
       done.events += one.events;
       done.deliveries += one.deliveries;
     } catch (err) {
       if (connectivityFailureKind(err)) throw err;
-      const { failures, retryInMs } = fanOutRetries.failed(event.id);
-      log.error(
-        { err, eventId: event.id, tenantId: event.tenantId, failures, retryInMs },
-        "fanning out a webhook event failed; it is tried again later, the other events go out meanwhile",
-      );
+      const kind = err instanceof Error ? err.message : String(err);
+      const entry = failed.get(kind) ?? { err, events: [] };
+      entry.events.push({ eventId: event.id, tenantId: event.tenantId, ...fanOutRetries.failed(event.id) });
+      failed.set(kind, entry);
     }
+  }
+  for (const { err, events } of failed.values()) {
+    const [first] = events;
+    log.error(
+      { err, ...first, count: events.length, eventIds: events.slice(0, 20).map((e) => e.eventId) },
+      events.length === 1
+        ? "fanning out a webhook event failed; it is tried again later, the other events go out meanwhile"
+        : `fanning out ${events.length} webhook events failed alike; each is tried again later, the other events go out meanwhile`,
+    );
   }
   return done;
 }
 
 /** The fan-out statement, under the fan-out lock: for the oldest events not fanned out, or for the one `only`. */
-async function fanOut(db: Store, opts: { limit: number; skip: readonly string[]; only?: string }): Promise<FanOut> {
+async function fanOut(db: Store, opts: { limit: number; skip: readonly string[]; only?: string }): Promise<FanOut | null> {
   // Events retried after a failure: those that go out now are no longer waiting for anything.
   const retried = fanOutRetries.failingKeys().filter((id) => !opts.skip.includes(id));
   const result = await db.transaction().execute(async (tx) => {
     const locked = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${FAN_OUT_LOCK}) AS ok`.execute(tx);
-    if (!locked.rows[0]?.ok) return { events: 0, deliveries: 0, retried: null }; // another worker is fanning out
+    if (!locked.rows[0]?.ok) return null; // another worker is fanning out right now
     const { rows } = await sql<FanOut & { retried: string[] | null }>`
       WITH ev AS (
         SELECT id, "tenantId", type, "endpointId", seq FROM "WebhookEvent"
@@ -93,6 +111,7 @@ async function fanOut(db: Store, opts: { limit: number; skip: readonly string[];
     );
     return rows[0] ?? { events: 0, deliveries: 0, retried: null };
   });
+  if (!result) return null;
   for (const id of result.retried ?? []) fanOutRetries.settled(id);
   return { events: result.events, deliveries: result.deliveries };
 }
