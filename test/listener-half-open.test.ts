@@ -1,8 +1,8 @@
-import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listen, stopListeners } from "@/lib/db/listener";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
+import { type SilentProxy, silentProxy } from "./silent-proxy";
 
 // A listening connection can go silent without closing: the database's host vanishes, a NAT or a load balancer
 // forgets an idle connection, a network partition. No "end" ever comes, and without a check the process would hear
@@ -67,49 +67,3 @@ describe("a listening connection that goes silent without closing", () => {
     expect(reconnects).toBe(1);
   });
 });
-
-interface SilentProxy {
-  url: string;
-  /** Every connection open now stops passing data, both ways, and stays open; new connections pass. */
-  silence(): void;
-  connections(): number;
-  close(): Promise<void>;
-}
-
-/** A TCP proxy in front of PostgreSQL that can make its open connections half-open, as a vanished host would. */
-async function silentProxy(target: URL): Promise<SilentProxy> {
-  const open: { client: net.Socket; server: net.Socket; silent: boolean }[] = [];
-  let count = 0;
-  const server = net.createServer((client) => {
-    count++;
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    const pair = { client, server: upstream, silent: false };
-    open.push(pair);
-    client.on("data", (d) => pair.silent || upstream.write(d));
-    upstream.on("data", (d) => pair.silent || client.write(d));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("close", end).on("error", end);
-    upstream.on("close", end).on("error", end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = new URL(target);
-  url.hostname = "127.0.0.1";
-  url.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: url.toString(),
-    silence: () => {
-      for (const pair of open) pair.silent = true;
-    },
-    connections: () => count,
-    close: async () => {
-      for (const pair of open) {
-        pair.client.destroy();
-        pair.server.destroy();
-      }
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}

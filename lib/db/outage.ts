@@ -95,6 +95,7 @@ const ADAPTER_KINDS: Record<string, string> = {
   SocketTimeout: "timeout",
 };
 const MESSAGES: Array<[RegExp, string]> = [
+  [/the database did not answer within/i, "not answering"],
   [/Connection terminated due to connection timeout|timeout exceeded when trying to connect/i, "timeout"],
   [/Connection terminated|Client has encountered a connection error|not queryable|server closed the connection/i, "connection lost"],
   [/Can't reach database server/i, "ECONNREFUSED"],
@@ -129,4 +130,17 @@ export function connectivityFailureKind(err: unknown): string | null {
     if (meta && typeof meta === "object") queue.push(meta.driverAdapterError?.cause, meta.driverAdapterError);
   }
   return null;
+}
+
+/**
+ * `work`'s result, or — when the database has not answered within `ms` — a connectivity failure of kind "not
+ * answering". For what must answer in a bounded time (the health check) when the database stops answering without
+ * closing (a vanished host, a partition, a frozen server): its query goes on waiting on its connection, unawaited.
+ */
+export function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

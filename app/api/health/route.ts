@@ -1,12 +1,18 @@
-import { logDatabaseEvent, noteDatabaseFailure, noteDatabaseReachable } from "@/lib/db/outage";
+import { answeredWithin, logDatabaseEvent, noteDatabaseFailure, noteDatabaseReachable } from "@/lib/db/outage";
 import { systemStatus } from "@/lib/system-status";
 
 export const dynamic = "force-dynamic";
 
-/** Liveness + readiness: 200 while the database answers, 503 while it does not (and 200 again by itself once it returns). */
+/** A database that has not answered within this is reported unavailable, not waited for. */
+const ANSWER_WITHIN_MS = 3000;
+
+/**
+ * Liveness + readiness: 200 while the database answers, 503 while it does not (and 200 again by itself once it
+ * returns) — also when it stops answering without refusing anything, within ANSWER_WITHIN_MS.
+ */
 export async function GET() {
   try {
-    const status = await systemStatus();
+    const status = await answeredWithin(systemStatus(), ANSWER_WITHIN_MS);
     noteDatabaseReachable();
     return Response.json({ ok: true, ...status }, { headers: { "cache-control": "no-store" } });
   } catch (err) {
