@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KeyedBackoff } from "./backoff";
+import { FailuresOfAPass, KeyedBackoff } from "./backoff";
 
 describe("items that failed (approvals whose expiry failed, shops whose audit records could not be sealed)", () => {
   it("wait 2 s after the first failure, twice as long after each next, 5 minutes at most", () => {
@@ -43,5 +43,33 @@ describe("items that failed (approvals whose expiry failed, shops whose audit re
     expect(r.failingKeys()).toEqual(["e1", "e2"]);
     r.settled("e1");
     expect(r.failingKeys()).toEqual(["e2"]);
+  });
+});
+
+describe("the failures of one pass", () => {
+  it("are logged one line per kind: one item with its fields, many alike with their count and ids", () => {
+    const failures = new FailuresOfAPass("handoffId", {
+      one: "expiring an approval failed",
+      many: (n) => `expiring ${n} approvals failed alike`,
+    });
+    const refused = new Error("refused by a constraint");
+    for (const id of ["h1", "h2", "h3"]) failures.add(refused, { handoffId: id, tenantId: "acme", failures: 1, retryInMs: 2000 });
+    const odd = new Error("something else");
+    failures.add(odd, { handoffId: "h4", tenantId: "globex", failures: 2, retryInMs: 4000 });
+    const lines: Array<{ fields: Record<string, unknown>; msg: string }> = [];
+    failures.log((fields, msg) => lines.push({ fields, msg }));
+    expect(lines).toEqual([
+      {
+        msg: "expiring 3 approvals failed alike",
+        fields: { err: refused, handoffId: "h1", tenantId: "acme", failures: 1, retryInMs: 2000, count: 3, handoffIds: ["h1", "h2", "h3"] },
+      },
+      { msg: "expiring an approval failed", fields: { err: odd, handoffId: "h4", tenantId: "globex", failures: 2, retryInMs: 4000 } },
+    ]);
+  });
+
+  it("log nothing when nothing failed", () => {
+    const lines: string[] = [];
+    new FailuresOfAPass("tenantId", { one: "x", many: () => "y" }).log((_f, msg) => lines.push(msg));
+    expect(lines).toEqual([]);
   });
 });

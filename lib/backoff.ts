@@ -1,8 +1,9 @@
 // Things that failed for a reason of their own — an approval whose expiry fails, a shop whose audit records cannot be
-// sealed (a row a bug or a later constraint left unwritable) — and when each may be tried again. Such an item must
-// neither hold up the rest of its pass (the other approvals, the other shops, the work after it, would wait behind it
-// for ever) nor be tried again at every pass: its tries space out, 2 s, 4 s, … up to 5 minutes, each failure logged
-// by the caller. Kept in the process: after a restart an item gets a first try again.
+// sealed, a webhook event that cannot be fanned out (a row a bug or a later constraint left unwritable) — and when
+// each may be tried again. Such an item must neither hold up the rest of its pass (the other approvals, shops or
+// events, the work after it, would wait behind it for ever) nor be tried again at every pass: its tries space out,
+// 2 s, 4 s, … up to 5 minutes, and a pass's failures are logged one line per kind. Kept in the process: after a
+// restart an item gets a first try again.
 
 const FIRST_RETRY_MS = 2000;
 const LONGEST_RETRY_MS = 5 * 60_000;
@@ -52,6 +53,36 @@ export class KeyedBackoff {
   /** Forgets items whose retry has come but which are no longer due (settled elsewhere: decided, sealed). */
   forgetAllBut(dueKeys: ReadonlySet<string>, now = Date.now()): void {
     for (const [key, f] of this.failing) if (f.retryAt <= now && !dueKeys.has(key)) this.failing.delete(key);
+  }
+}
+
+/**
+ * The failures of one pass over such items, logged one line per kind (the error's message) naming the items it
+ * concerns: when many fail alike (a bug, a constraint added later), one line with their count and ids, not a line
+ * and a stack per item. `Item` holds what a line says of one item: its id (under `idKey`), shop, failures, next try.
+ */
+export class FailuresOfAPass<Item extends Record<string, unknown>> {
+  private readonly byKind = new Map<string, { err: unknown; items: Item[] }>();
+
+  constructor(
+    private readonly idKey: keyof Item & string,
+    private readonly say: { one: string; many: (n: number) => string },
+  ) {}
+
+  add(err: unknown, item: Item): void {
+    const kind = err instanceof Error ? err.message : String(err);
+    const entry = this.byKind.get(kind) ?? { err, items: [] };
+    entry.items.push(item);
+    this.byKind.set(kind, entry);
+  }
+
+  /** Writes the lines (through `write`: the caller's logger). */
+  log(write: (fields: Record<string, unknown>, msg: string) => void): void {
+    for (const { err, items } of this.byKind.values()) {
+      const ids = items.slice(0, 20).map((i) => i[this.idKey]);
+      if (items.length === 1) write({ err, ...items[0] }, this.say.one);
+      else write({ err, ...items[0], count: items.length, [`${this.idKey}s`]: ids }, this.say.many(items.length));
+    }
   }
 }
 

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Store } from "@/lib/db/kysely";
-import { processBackoff } from "@/lib/backoff";
+import { FailuresOfAPass, processBackoff } from "@/lib/backoff";
 import { connectivityFailureKind } from "@/lib/db/outage";
 import { log } from "@/lib/log";
 
@@ -124,19 +124,23 @@ export async function sealAuditChains(db: Store, opts: { limitPerTenant?: number
   sealRetries.forgetAllBut(new Set(tenants.map((t) => t.tenantId)));
   const waiting = new Set(sealRetries.waiting());
   let sealed = 0;
-  for (const { tenantId } of tenants) {
-    if (waiting.has(tenantId)) continue;
-    try {
-      sealed += await sealTenant(db, tenantId, opts.limitPerTenant);
-      sealRetries.settled(tenantId);
-    } catch (err) {
-      if (connectivityFailureKind(err)) throw err;
-      const { failures, retryInMs } = sealRetries.failed(tenantId);
-      log.error(
-        { err, tenantId, failures, retryInMs },
-        "sealing a shop's audit records failed; they stay unsealed and are tried again later",
-      );
+  const failures = new FailuresOfAPass("tenantId", {
+    one: "sealing a shop's audit records failed; they stay unsealed and are tried again later",
+    many: (n) => `sealing the audit records of ${n} shops failed alike; they stay unsealed and are tried again later`,
+  });
+  try {
+    for (const { tenantId } of tenants) {
+      if (waiting.has(tenantId)) continue;
+      try {
+        sealed += await sealTenant(db, tenantId, opts.limitPerTenant);
+        sealRetries.settled(tenantId);
+      } catch (err) {
+        if (connectivityFailureKind(err)) throw err;
+        failures.add(err, { tenantId, ...sealRetries.failed(tenantId) });
+      }
     }
+  } finally {
+    failures.log((fields, msg) => log.error(fields, msg));
   }
   return sealed;
 }

@@ -33,7 +33,7 @@ import { canonicalJson, idempotencyKey } from "./idempotency";
 import { loadPolicy } from "./policy";
 import { log } from "@/lib/log";
 import { connectivityFailureKind } from "@/lib/db/outage";
-import { processBackoff } from "@/lib/backoff";
+import { FailuresOfAPass, processBackoff } from "@/lib/backoff";
 import { withSpan } from "@/lib/telemetry/tracing";
 
 export const decisionSchema = z.object({
@@ -511,24 +511,28 @@ export async function expireDueApprovals(runtime: RuntimeDeps, now = new Date())
   const due = await dueApprovalExpiries(storeOf(runtime.db), now, { skip: expiryRetries.waiting(now.getTime()) });
   expiryRetries.forgetAllBut(new Set(due.map((d) => d.id)), now.getTime());
   const expired: string[] = [];
-  for (const d of due) {
-    try {
-      await resumeRun(runtime, { tenantId: d.tenantId, expiry: true }, { handoffId: d.id, decision: "expire" }, { continueHere: false });
-      expired.push(d.id);
-      expiryRetries.settled(d.id);
-    } catch (err) {
-      if (err instanceof AppError) {
-        expiryRetries.settled(d.id); // decided meanwhile: nothing to do
-        continue;
+  const failures = new FailuresOfAPass("handoffId", {
+    one: "expiring an approval failed; it stays pending and is tried again later",
+    many: (n) => `expiring ${n} approvals failed alike; they stay pending and are tried again later`,
+  });
+  try {
+    for (const d of due) {
+      try {
+        await resumeRun(runtime, { tenantId: d.tenantId, expiry: true }, { handoffId: d.id, decision: "expire" }, { continueHere: false });
+        expired.push(d.id);
+        expiryRetries.settled(d.id);
+      } catch (err) {
+        if (err instanceof AppError) {
+          expiryRetries.settled(d.id); // decided meanwhile: nothing to do
+          continue;
+        }
+        if (connectivityFailureKind(err)) throw err; // the database, not this approval: the pass fails, told once
+        // This approval's own failure: the others still expire; it stays pending and is tried again later.
+        failures.add(err, { handoffId: d.id, tenantId: d.tenantId, ...expiryRetries.failed(d.id, Date.now()) });
       }
-      if (connectivityFailureKind(err)) throw err; // the database, not this approval: the pass fails, told once
-      // This approval's own failure: the others still expire; it stays pending and is tried again later.
-      const { failures, retryInMs } = expiryRetries.failed(d.id, Date.now());
-      log.error(
-        { err, handoffId: d.id, tenantId: d.tenantId, failures, retryInMs },
-        "expiring an approval failed; it stays pending and is tried again later",
-      );
     }
+  } finally {
+    failures.log((fields, msg) => log.error(fields, msg));
   }
   return expired;
 }

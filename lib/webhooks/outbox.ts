@@ -8,7 +8,7 @@
 // in the order events became visible; each endpoint receives its deliveries in id order.
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
-import { processBackoff } from "@/lib/backoff";
+import { FailuresOfAPass, processBackoff } from "@/lib/backoff";
 import type { Store } from "@/lib/db/kysely";
 import { connectivityFailureKind } from "@/lib/db/outage";
 import { log } from "@/lib/log";
@@ -40,41 +40,29 @@ export async function fanOutWebhookEvents(db: Store, limit = 500): Promise<FanOu
   }
 }
 
-interface FailedEvent {
-  eventId: string;
-  tenantId: string;
-  failures: number;
-  retryInMs: number;
-}
-
-/** Each event on its own; the failures are logged one line per kind (one error message), naming their events. */
+/** Each event on its own; the failures are logged one line per kind, naming their events. */
 async function fanOutOneByOne(db: Store, limit: number, skip: readonly string[]): Promise<FanOut> {
   const done: FanOut = { events: 0, deliveries: 0 };
-  const failed = new Map<string, { err: unknown; events: FailedEvent[] }>(); // by error message
+  const failures = new FailuresOfAPass("eventId", {
+    one: "fanning out a webhook event failed; it is tried again later, the other events go out meanwhile",
+    many: (n) => `fanning out ${n} webhook events failed alike; each is tried again later, the other events go out meanwhile`,
+  });
   const { rows } = await sql<{ id: string; tenantId: string }>`
     SELECT id, "tenantId" FROM "WebhookEvent" WHERE "fannedOutAt" IS NULL ${notIn(skip)} ORDER BY seq LIMIT ${limit}`.execute(db);
-  for (const event of rows) {
-    try {
-      const one = await fanOut(db, { limit: 1, skip: [], only: event.id });
-      if (!one) break; // another worker is fanning out: the rest is its
-      done.events += one.events;
-      done.deliveries += one.deliveries;
-    } catch (err) {
-      if (connectivityFailureKind(err)) throw err;
-      const kind = err instanceof Error ? err.message : String(err);
-      const entry = failed.get(kind) ?? { err, events: [] };
-      entry.events.push({ eventId: event.id, tenantId: event.tenantId, ...fanOutRetries.failed(event.id) });
-      failed.set(kind, entry);
+  try {
+    for (const event of rows) {
+      try {
+        const one = await fanOut(db, { limit: 1, skip: [], only: event.id });
+        if (!one) break; // another worker is fanning out: the rest is its
+        done.events += one.events;
+        done.deliveries += one.deliveries;
+      } catch (err) {
+        if (connectivityFailureKind(err)) throw err;
+        failures.add(err, { eventId: event.id, tenantId: event.tenantId, ...fanOutRetries.failed(event.id) });
+      }
     }
-  }
-  for (const { err, events } of failed.values()) {
-    const [first] = events;
-    log.error(
-      { err, ...first, count: events.length, eventIds: events.slice(0, 20).map((e) => e.eventId) },
-      events.length === 1
-        ? "fanning out a webhook event failed; it is tried again later, the other events go out meanwhile"
-        : `fanning out ${events.length} webhook events failed alike; each is tried again later, the other events go out meanwhile`,
-    );
+  } finally {
+    failures.log((fields, msg) => log.error(fields, msg));
   }
   return done;
 }
