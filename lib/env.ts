@@ -227,6 +227,12 @@ export const variables = {
       description: "a dedicated database on the same server (end-to-end runs, the benchmark); `npm start -- --reset-db` resets only it",
     },
   ),
+  SUPPORT_DB_ANSWER_MS: variable(wholeNumber(0).default(30_000), {
+    group: "product",
+    default: "30000",
+    description:
+      "how long a query may wait for the database's answer before its connection is closed and the query fails as `database unavailable (not answering)` (a vanished host, a partition, a frozen server); `0`: no bound",
+  }),
   SUPPORT_PG_DURABLE: variable(flag().default(true), {
     group: "product",
     default: "`1`",

@@ -22,7 +22,7 @@ describe("the pool's connections", () => {
       asked.push([enable, delay]);
       return setKeepAlive.call(this, enable, delay);
     });
-    const pool = createPool(db.url, 1);
+    const pool = createPool(db.url, { max: 1 });
     try {
       await pool.query("SELECT 1");
     } finally {

@@ -7,7 +7,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { ensureDatabaseUrl } from "./server";
 import { kyselyOnPool, registerStore } from "./kysely";
-import { createPool, registerPool } from "./sql";
+import { createPool, type PoolOptions, registerPool } from "./sql";
 
 // Convenience: `Prisma`, `PrismaClient`, the enums and model types, from one place.
 export * from "@/lib/generated/prisma/client";
@@ -23,8 +23,8 @@ const cache: ClientCache = (g.__supportPrisma ??= {});
  * A new PrismaClient on `url` (its own pg pool, which the runtime's hot path also uses directly: lib/db/sql).
  * The caller owns it and must `$disconnect()` it; that ends the pool.
  */
-export function createPrisma(url: string, options: { max?: number } = {}): PrismaClient {
-  const pool = createPool(url, options.max);
+export function createPrisma(url: string, options: PoolOptions = {}): PrismaClient {
+  const pool = createPool(url, options);
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   registerPool(client, pool);
   registerStore(client, kyselyOnPool(pool));

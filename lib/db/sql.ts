@@ -3,6 +3,7 @@
 import pg from "pg";
 import { connectivityFailureKind, logDatabaseEvent, noteDatabaseReachable } from "./outage";
 import type { PrismaClient } from "./prisma-types";
+import { setting } from "@/lib/env";
 
 // Columns are `timestamp(3)` holding UTC (as Prisma writes them); pg would read them in the process's zone.
 const TIMESTAMP = 1114;
@@ -18,15 +19,27 @@ const types = {
       : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
 };
 
+export interface PoolOptions {
+  /** connections at most (pg's default: 10) */
+  max?: number;
+  /**
+   * How long a query may wait for the database's answer (ms; 0: no bound). Default: SUPPORT_DB_ANSWER_MS (30 s).
+   * Past it the query's connection is closed (see `clientAnsweringWithin`).
+   */
+  answerWithinMs?: number;
+}
+
 /**
  * The pool a PrismaClient runs on; sessions use UTC so `now()` compares with the UTC-naive columns. It outlives
  * database restarts: connections the server dropped are discarded and new ones opened on demand, a connection
  * attempt gives up after 5 s (a hung server fails requests instead of piling them up), and TCP keepalive finds
  * connections a vanished host left half-open: its probes start after 10 s of silence (the kernel's default is two
  * hours), and the kernel gives up when they go unanswered (Linux's default: 9 probes 75 s apart, about 11 minutes).
+ * A query that waits longer than `answerWithinMs` for its answer is not left to keepalive: its connection is closed.
  * The first connection after an outage ends it (lib/db/outage).
  */
-export function createPool(connectionString: string, max?: number): pg.Pool {
+export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
+  const answerWithinMs = options.answerWithinMs ?? setting("SUPPORT_DB_ANSWER_MS");
   const pool = new pg.Pool({
     connectionString,
     options: "-c TimeZone=UTC",
@@ -34,7 +47,8 @@ export function createPool(connectionString: string, max?: number): pg.Pool {
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    ...(max ? { max } : {}),
+    ...(answerWithinMs > 0 ? { Client: clientAnsweringWithin(answerWithinMs) } : {}),
+    ...(options.max ? { max: options.max } : {}),
   });
   // An idle connection the server closed (a restart) must not take the process down; the pool replaces it. It is
   // no failed request either: if the database is really gone, the next request notes the outage.
@@ -48,6 +62,54 @@ export function createPool(connectionString: string, max?: number): pg.Pool {
     client.on("error", () => undefined);
   });
   return pool;
+}
+
+type QueryCallback = (err: Error | null, result?: unknown) => void;
+
+/**
+ * A pg client whose queries must be answered within `ms`. A database that stops answering without closing the
+ * connection (its host vanished, a partition, a frozen server) otherwise leaves a query — and the request, worker
+ * pass or run waiting on it — waiting until TCP gives up, which can take many minutes. Past `ms` the connection is
+ * closed: every query on it fails with "the database did not answer within …" (a connectivity failure, lib/db/outage:
+ * told once, answered 503, a run let go), the server rolls back whatever transaction was open on it, and the pool
+ * drops it (a closed client is never handed out again). pg's own `query_timeout` is not used: it fails the query but
+ * leaves the connection waiting for the lost answer, and the pool hands it out again in that state.
+ */
+function clientAnsweringWithin(ms: number): typeof pg.Client {
+  return class ClientAnsweringWithin extends pg.Client {
+    /** Set once the database left a query unanswered: every later query (a ROLLBACK after it) fails with it too. */
+    private unanswered: Error | null = null;
+
+    // pg's `query` has many overloads; this bounds the two forms the product's drivers use (promise and callback).
+    override query(config: any, values?: any, callback?: any): any {
+      if (typeof config?.submit === "function") return super.query(config, values, callback); // a cursor: unbounded
+      const cb: QueryCallback | undefined = typeof values === "function" ? values : callback;
+      const unanswered = this.unanswered;
+      if (unanswered) {
+        if (!cb) return Promise.reject(unanswered);
+        process.nextTick(() => cb(unanswered));
+        return undefined;
+      }
+      const timer = setTimeout(() => this.notAnswered(), ms);
+      const done = () => clearTimeout(timer);
+      if (cb) {
+        const answered: QueryCallback = (err, result) => {
+          done();
+          cb(err, result);
+        };
+        return typeof values === "function" ? super.query(config, answered) : super.query(config, values, answered);
+      }
+      const result: Promise<unknown> = super.query(config, values);
+      result.then(done, done);
+      return result;
+    }
+
+    private notAnswered() {
+      this.unanswered = new Error(`the database did not answer within ${ms / 1000} s; the connection was closed`);
+      const stream = (this as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
+      stream?.destroy(this.unanswered);
+    }
+  };
 }
 
 // On globalThis for the same reason as lib/db/kysely.ts's stores: one map per process, whatever module copy asks.
