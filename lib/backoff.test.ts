@@ -1,5 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { FailuresOfAPass, KeyedBackoff } from "./backoff";
+import { backoffMs } from "@/lib/runtime/retry";
+import { doublingDelayMs, FailuresOfAPass, KeyedBackoff } from "./backoff";
+
+describe("the product's backoffs", () => {
+  it("double from their base at each failure, up to their cap (attempt 1: after the first failure)", () => {
+    expect([0, 1, 2, 3, 4, 5].map((n) => doublingDelayMs(n, 1000, 10_000))).toEqual([1000, 1000, 2000, 4000, 8000, 10_000]);
+  });
+
+  it("a run's retries: full jitter over the upper half of that delay", () => {
+    for (let attempt = 1; attempt <= 12; attempt++) {
+      const ceiling = doublingDelayMs(attempt, 2000, 300_000);
+      const waits = Array.from({ length: 50 }, () => backoffMs(attempt, 2000));
+      for (const w of waits) {
+        expect(w).toBeGreaterThanOrEqual(ceiling / 2);
+        expect(w).toBeLessThanOrEqual(ceiling);
+      }
+    }
+  });
+});
 
 describe("items that failed (approvals whose expiry failed, shops whose audit records could not be sealed)", () => {
   it("wait 2 s after the first failure, twice as long after each next, 5 minutes at most", () => {

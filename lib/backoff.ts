@@ -10,6 +10,14 @@ const LONGEST_RETRY_MS = 5 * 60_000;
 /** Past this many items in backoff the oldest entries are forgotten (they get a try sooner, nothing worse). */
 const MOST_REMEMBERED = 1000;
 
+/**
+ * The delay before retry number `attempt` (1 = after the first failure): `baseMs`, doubled at each failure, capped at
+ * `capMs`. Every backoff of the product grows this way; each adds its own jitter (or none) on top.
+ */
+export function doublingDelayMs(attempt: number, baseMs: number, capMs: number): number {
+  return Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+}
+
 interface Failing {
   failures: number;
   retryAt: number;
@@ -21,7 +29,7 @@ export class KeyedBackoff {
   /** Notes a failed try; returns how long until the next. */
   failed(key: string, now = Date.now()): { failures: number; retryInMs: number } {
     const failures = (this.failing.get(key)?.failures ?? 0) + 1;
-    const retryInMs = Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1));
+    const retryInMs = doublingDelayMs(failures, FIRST_RETRY_MS, LONGEST_RETRY_MS);
     this.failing.delete(key); // re-inserted last: the map stays in order of the latest failure
     this.failing.set(key, { failures, retryAt: now + retryInMs });
     if (this.failing.size > MOST_REMEMBERED) this.failing.delete(this.failing.keys().next().value!);

@@ -12,6 +12,7 @@ import http from "node:http";
 import https from "node:https";
 import { sql } from "kysely";
 import { Webhook } from "standardwebhooks";
+import { doublingDelayMs } from "@/lib/backoff";
 import type { Store } from "@/lib/db/kysely";
 import { log } from "@/lib/log";
 import { PrivateTargetError, publicOnlyLookup, refusedHost } from "./target";
@@ -48,7 +49,7 @@ export const DELIVERY_DEFAULTS = {
 
 /** Delay before retry number `attempt` (1 = after the first failure): base·2^(attempt-1), capped, plus up to 10%. */
 export function retryDelayMs(attempt: number, baseDelayMs: number, maxDelayMs: number, random = Math.random): number {
-  const plain = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  const plain = doublingDelayMs(attempt, baseDelayMs, maxDelayMs);
   return Math.round(plain * (1 + 0.1 * random()));
 }
 
