@@ -13,25 +13,31 @@ export interface SilentProxy {
   freeze(): void;
   /** The silent connections are closed, as a server or a firewall that finally drops them would; new ones pass. */
   cutSilent(): void;
+  /**
+   * The client side of every open connection is closed and the database is never told: its side stays open and
+   * silent, as when the client's host vanishes (a VM gone, a partition). New connections pass.
+   */
+  vanishClients(): void;
   /** connections made through the proxy so far */
   connections(): number;
   close(): Promise<void>;
 }
 
 export async function silentProxy(target: URL): Promise<SilentProxy> {
-  const open: { client: net.Socket; server: net.Socket; silent: boolean }[] = [];
+  type Pair = { client: net.Socket; server: net.Socket; silent: boolean; serverKept?: boolean };
+  const open: Pair[] = [];
   let count = 0;
   let frozen = false;
   const server = net.createServer((client) => {
     count++;
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    const pair = { client, server: upstream, silent: frozen };
+    const pair: Pair = { client, server: upstream, silent: frozen };
     open.push(pair);
     client.on("data", (d) => pair.silent || upstream.write(d));
     upstream.on("data", (d) => pair.silent || client.write(d));
     const end = () => {
       client.destroy();
-      upstream.destroy();
+      if (!pair.serverKept) upstream.destroy();
     };
     client.on("close", end).on("error", end);
     upstream.on("close", end).on("error", end);
@@ -54,6 +60,13 @@ export async function silentProxy(target: URL): Promise<SilentProxy> {
       for (const pair of open.filter((p) => p.silent)) {
         pair.client.destroy();
         pair.server.destroy();
+      }
+    },
+    vanishClients: () => {
+      for (const pair of open) {
+        pair.silent = true;
+        pair.serverKept = true;
+        pair.client.destroy();
       }
     },
     connections: () => count,

@@ -27,6 +27,11 @@ export interface PoolOptions {
    * Past it the query's connection is closed (see `clientAnsweringWithin`).
    */
   answerWithinMs?: number;
+  /**
+   * How long the server lets one of the pool's sessions sit idle inside a transaction before it ends the session
+   * (ms). Default: SUPPORT_TOOL_TIMEOUT_MS + 30 s (see `serverSideBounds`).
+   */
+  idleInTransactionMs?: number;
 }
 
 /**
@@ -42,7 +47,7 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
   const answerWithinMs = options.answerWithinMs ?? setting("SUPPORT_DB_ANSWER_MS");
   const pool = new pg.Pool({
     connectionString,
-    options: "-c TimeZone=UTC",
+    options: `-c TimeZone=UTC ${serverSideBounds(options.idleInTransactionMs ?? setting("SUPPORT_TOOL_TIMEOUT_MS") + 30_000)}`,
     types,
     connectionTimeoutMillis: 5_000,
     keepAlive: true,
@@ -62,6 +67,26 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     client.on("error", () => undefined);
   });
   return pool;
+}
+
+/**
+ * What the server is asked to bound for each session, for a client whose host vanishes (a worker's VM dies, a
+ * partition) — the server is never told, and without these it keeps the session, and the row locks of its open
+ * transaction, until its own TCP keepalive gives up (two hours and more by default). A run whose row such a
+ * transaction locked could not be claimed meanwhile (claims skip locked rows), whatever its lease said.
+ * - `idle_in_transaction_session_timeout`: a transaction no statement came for within `idleInTransactionMs` is ended
+ *   with its session (rolled back, its locks released). The product leaves a transaction idle at most while a tool's
+ *   body runs inside its effect's transaction (SUPPORT_TOOL_TIMEOUT_MS), hence the default of that plus 30 s.
+ * - `tcp_keepalives_*`: the server probes a silent client after 10 s, then every 5 s, and drops it after 3 unanswered
+ *   probes (about 25 s) — an idle session of a vanished client, in a transaction or not, no longer holds a slot.
+ */
+function serverSideBounds(idleInTransactionMs: number): string {
+  return [
+    `-c idle_in_transaction_session_timeout=${Math.round(idleInTransactionMs)}`,
+    "-c tcp_keepalives_idle=10",
+    "-c tcp_keepalives_interval=5",
+    "-c tcp_keepalives_count=3",
+  ].join(" ");
 }
 
 type QueryCallback = (err: Error | null, result?: unknown) => void;
