@@ -96,8 +96,10 @@ type QueryCallback = (err: Error | null, result?: unknown) => void;
  * connection (its host vanished, a partition, a frozen server) otherwise leaves a query — and the request, worker
  * pass or run waiting on it — waiting until TCP gives up, which can take many minutes. Past `ms` the connection is
  * closed: every query on it fails with "the database did not answer within …" (a connectivity failure, lib/db/outage:
- * told once, answered 503, a run let go), the server rolls back whatever transaction was open on it, and the pool
- * drops it (a closed client is never handed out again). pg's own `query_timeout` is not used: it fails the query but
+ * told once, answered 503, a run let go), the pool drops it (a closed client is never handed out again), and the
+ * server rolls back whatever transaction was open on it — at once if the close reaches it, else when the session's
+ * bounds end it (`serverSideBounds`). A query waiting on a row lock is waiting for an answer too: the product holds
+ * none longer than a tool's body runs (SUPPORT_TOOL_TIMEOUT_MS, 15 s), under the default bound of 30 s. pg's own `query_timeout` is not used: it fails the query but
  * leaves the connection waiting for the lost answer, and the pool hands it out again in that state.
  */
 function clientAnsweringWithin(ms: number): typeof pg.Client {
