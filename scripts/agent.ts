@@ -7,7 +7,7 @@
  *   npm run --silent agent -- handoffs --tenant acme [--status PENDING] [--kind approval] [--conversation <id>] [--limit 50] [--cursor <c>]
  *   npm run --silent agent -- decide <handoffId> --as raj@acme.test --decision approve|deny|edit [--input <json>] [--reason <text>] [--version <n>]
  *   npm run --silent agent -- run <runId>
- *   npm run --silent agent -- effects --tenant acme [--limit 50] [--cursor <c>]
+ *   npm run --silent agent -- effects --tenant acme [--run <runId>] [--limit 50] [--cursor <c>]
  *   npm run --silent agent -- worker [--once]
  *   npm run --silent agent -- token create --tenant acme --name <name> [--scopes handoffs:read,handoffs:decide]
  *   npm run --silent agent -- token list --tenant acme

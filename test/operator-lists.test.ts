@@ -144,6 +144,42 @@ describe("npm run agent -- effects: a page at a time", () => {
     expect((await cli("effects", "--tenant", "globex")).effects).toEqual([]);
   });
 
+  it("with --run, only that run's effects, a page at a time; a run the shop does not have is not found", async () => {
+    const original = await h.db.effectLedger.findFirstOrThrow({ where: { tenantId: h.acme.id, NOT: { id: { startsWith: "copy-" } } } });
+    // A second run of the conversation, and two of the copied effects moved to it.
+    const other = await h.db.run.create({
+      data: {
+        tenantId: h.acme.id,
+        conversationId: parked.conversationId,
+        phase: "COMPLETED",
+        maxTurns: 5,
+        tokenBudget: 1000,
+        policyVersion: 1,
+        promptVersion: "p",
+        toolsVersion: "t",
+        model: "m",
+      },
+    });
+    const moved = ["copy-0001", "copy-0002"];
+    await h.db.effectLedger.updateMany({ where: { id: { in: moved } }, data: { runId: other.id } });
+    try {
+      const mine = await cli("effects", "--tenant", "acme", "--run", other.id);
+      expect(mine.effects.map((e: { id: string }) => e.id)).toEqual(moved);
+      expect(mine.nextCursor).toBeNull();
+      const { ids, pages } = await everyPage("effects", "--run", original.runId, "--limit", "100");
+      expect(ids).toHaveLength(COPIES + 1 - moved.length);
+      expect(ids).not.toContain("copy-0001");
+      expect(pages).toBe(2);
+
+      const elsewhere = await refusal(cli("effects", "--tenant", "globex", "--run", other.id));
+      expect([elsewhere.code, elsewhere.message]).toEqual(["NOT_FOUND", `This shop has no run ${other.id}.`]);
+      expect((await refusal(cli("effects", "--tenant", "acme", "--run", ""))).code).toBe("INVALID_INPUT");
+    } finally {
+      await h.db.effectLedger.updateMany({ where: { id: { in: moved } }, data: { runId: original.runId } });
+      await h.db.run.delete({ where: { id: other.id } });
+    }
+  });
+
   it("refuses a bad limit or cursor, saying what it takes", async () => {
     const limit = await refusal(cli("effects", "--tenant", "acme", "--limit", "0"));
     expect([limit.code, limit.message]).toEqual(["INVALID_INPUT", "--limit must be a whole number from 1 to 500."]);

@@ -33,6 +33,7 @@ const OPTIONS = {
   scopes: { type: "string" },
   limit: { type: "string" },
   cursor: { type: "string" },
+  run: { type: "string" },
 } as const;
 
 export interface CliCommand {
@@ -80,6 +81,7 @@ export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: Abo
   // An empty --conversation is a mistake, not "none": say would open a new conversation, handoffs list every one.
   if (values.conversation === "") throw new AppError("INVALID_INPUT", "--conversation is empty.");
   if (values.cursor === "") throw new AppError("INVALID_INPUT", "--cursor is empty: pass the nextCursor a page gave out.");
+  if (values.run === "") throw new AppError("INVALID_INPUT", "--run is empty.");
   switch (command) {
     case "say":
       return say(rt, {
@@ -116,7 +118,7 @@ export async function dispatchCli(cli: CliCommand, rt: RuntimeDeps, signal?: Abo
     case "run":
       return runDetail(rt.db, need(positionals[0], "<runId>"));
     case "effects":
-      return listEffects(rt.db, need(values.tenant, "--tenant"), pageRequest(values));
+      return listEffects(rt.db, need(values.tenant, "--tenant"), pageRequest(values), { runId: values.run });
     case "token":
       return tokenCommand(rt.db, positionals, values);
     case "audit":

@@ -172,12 +172,17 @@ export async function decide(
   };
 }
 
-/** One page of the shop's effect ledger, oldest first, and the cursor of the next page (null on the last). */
-export async function listEffects(db: PrismaTx, tenantSlug: string, page: PageRequest) {
+/**
+ * One page of the shop's effect ledger, oldest first, and the cursor of the next page (null on the last); with
+ * `runId`, only that run's effects (a run of another shop, or none, is NOT_FOUND rather than an empty page).
+ */
+export async function listEffects(db: PrismaTx, tenantSlug: string, page: PageRequest, filter: { runId?: string } = {}) {
   const tenant = await tenantBySlug(db, tenantSlug);
   const after = afterCursor(decodeCursor(page.cursor, CLI_CURSOR_REFUSAL));
+  if (filter.runId && !(await db.run.findFirst({ where: { id: filter.runId, tenantId: tenant.id }, select: { id: true } })))
+    throw new AppError("NOT_FOUND", `This shop has no run ${filter.runId}.`);
   const rows = await db.effectLedger.findMany({
-    where: { AND: [{ tenantId: tenant.id }, after] },
+    where: { AND: [{ tenantId: tenant.id }, filter.runId ? { runId: filter.runId } : {}, after] },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: page.limit + 1,
   });
