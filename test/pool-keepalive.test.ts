@@ -1,5 +1,7 @@
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import pg from "pg";
+import { listen, stopListeners } from "@/lib/db/listener";
 import { createPool } from "@/lib/db/sql";
 import { createTestDatabase, type TestDatabase } from "./db";
 
@@ -29,5 +31,21 @@ describe("the pool's connections", () => {
       await pool.end();
     }
     expect(asked).toEqual([[true, 10_000]]);
+  });
+
+  it("and the listener's: the server is asked to probe a silent client after 10 s, 3 times 5 s apart", async () => {
+    db = await createTestDatabase({ seed: false });
+    const options: Array<string | undefined> = [];
+    const connect = pg.Client.prototype.connect;
+    vi.spyOn(pg.Client.prototype, "connect").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      options.push((this as unknown as { connectionParameters: { options?: string } }).connectionParameters.options);
+      return (connect as unknown as (...a: unknown[]) => Promise<pg.Client>).apply(this, args);
+    });
+    try {
+      await listen(db.url, "support_runs", () => undefined);
+    } finally {
+      await stopListeners();
+    }
+    expect(options).toEqual(["-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"]);
   });
 });

@@ -5,6 +5,7 @@
 // the listener checks its connection every 15 s, and drops one that stops answering as if it had closed.
 import pg from "pg";
 import { log } from "@/lib/log";
+import { SERVER_KEEPALIVES } from "./sql";
 
 export type Channel = "support_events" | "support_runs" | "support_drafts" | "support_after_commit";
 type Handler = (payload: string) => void;
@@ -32,7 +33,8 @@ const listeners: Map<string, Listener> = (g.__supportListeners ??= new Map());
 
 async function connect(url: string, l: Listener, attempt = 0): Promise<void> {
   if (l.stopped) return;
-  const client = new pg.Client({ connectionString: url, keepAlive: true });
+  // The server is asked for keepalives too: if this process's host vanishes, its session does not linger for hours.
+  const client = new pg.Client({ connectionString: url, keepAlive: true, options: SERVER_KEEPALIVES });
   // From the start: a socket reset while connecting or subscribing must not be an uncaught exception (the server was
   // killed); the attempt fails and is retried below.
   client.on("error", () => undefined);

@@ -81,13 +81,11 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
  *   probes (about 25 s) — an idle session of a vanished client, in a transaction or not, no longer holds a slot.
  */
 function serverSideBounds(idleInTransactionMs: number): string {
-  return [
-    `-c idle_in_transaction_session_timeout=${Math.round(idleInTransactionMs)}`,
-    "-c tcp_keepalives_idle=10",
-    "-c tcp_keepalives_interval=5",
-    "-c tcp_keepalives_count=3",
-  ].join(" ");
+  return `-c idle_in_transaction_session_timeout=${Math.round(idleInTransactionMs)} ${SERVER_KEEPALIVES}`;
 }
+
+/** The server-side keepalives of `serverSideBounds`, as startup options (the listener's connection asks for them too). */
+export const SERVER_KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3";
 
 type QueryCallback = (err: Error | null, result?: unknown) => void;
 
