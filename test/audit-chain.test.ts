@@ -298,6 +298,41 @@ describe("after-commit work that fails for a reason of its own", () => {
     expect(fanOutRetries.failingKeys()).not.toContain(bad);
   });
 
+  it("a fan-out that fails while another worker waits for the fan-out lock leaves the events to that worker", async () => {
+    const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
+    const endpoint = await anEndpoint(globex.id);
+    const events: string[] = [];
+    for (let i = 0; i < 3; i++) events.push(await queueTestEvent(storeOf(h.db), endpoint, "gus@globex.test"));
+    // The one-statement fan-out fails slowly (for the test), while it holds the fan-out lock.
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION slow_refusal() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM pg_sleep(1.5); RAISE EXCEPTION 'this fan-out fails (for the test)'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER slow_refusal BEFORE UPDATE ON "WebhookEvent" FOR EACH ROW EXECUTE FUNCTION slow_refusal()`,
+    );
+    // Another worker asks for the lock meanwhile: it waits, and has it the moment the failed statement lets it go.
+    const other = await poolOf(h.db)!.connect();
+    try {
+      const pass = fanOutWebhookEvents(storeOf(h.db));
+      await new Promise((r) => setTimeout(r, 200));
+      await other.query("BEGIN");
+      await other.query("SELECT pg_advisory_xact_lock(hashtextextended('webhook-fan-out', 0))");
+      // The failed pass went on one event at a time, found the lock taken, and left every event to the other worker:
+      // none fanned out, none tried, none held back, nothing logged as failing.
+      expect(await pass).toEqual({ events: 0, deliveries: 0 });
+      const fanned = await h.db.webhookEvent.count({ where: { id: { in: events }, fannedOutAt: { not: null } } });
+      expect(fanned).toBe(0);
+      expect(fanOutRetries.failingKeys().filter((id) => events.includes(id))).toEqual([]);
+      expect(logLines().filter((l) => /fanning out .*failed/.test(l.msg))).toEqual([]);
+    } finally {
+      await other.query("COMMIT");
+      other.release();
+    }
+    await h.db.$executeRawUnsafe(`DROP TRIGGER slow_refusal ON "WebhookEvent"`);
+    expect((await fanOutWebhookEvents(storeOf(h.db))).events).toBe(3);
+  });
+
   it("a fan-out that fails for every event holds up no delivery already queued, and is logged once, not once an event", async () => {
     const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
     const endpoint = await anEndpoint(globex.id);
