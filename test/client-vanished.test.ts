@@ -5,6 +5,7 @@ import { storeOf } from "@/lib/db/kysely";
 import { claimDueRuns } from "@/lib/store/runs";
 import { createTestDatabase, type TestDatabase } from "./db";
 import { type SilentProxy, silentProxy } from "./silent-proxy";
+import { runColumns } from "./rows";
 
 // A worker whose host vanishes in the middle of a transaction (its VM gone, a partition) never tells the database:
 // the server keeps the session, and the row locks of its open transaction, until its own TCP keepalive gives up —
@@ -32,12 +33,7 @@ describe("a worker whose host vanishes in the middle of a transaction", () => {
       data: {
         tenantId,
         conversationId: conversation.id,
-        maxTurns: 5,
-        tokenBudget: 1000,
-        policyVersion: 1,
-        promptVersion: "p",
-        toolsVersion: "t",
-        model: "m",
+        ...runColumns,
         leaseOwner: "vanishing",
         leaseExpiresAt: new Date(Date.now() + 3_600_000), // set from the database's clock below
       },

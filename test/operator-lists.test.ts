@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import { dispatchCli, parseCli } from "@/lib/operator/cli";
 import { createHarness, type Harness, statementsSentDuring } from "./runtime-harness";
+import { runColumns } from "./rows";
 
 // The operator CLI's lists (`handoffs`, `effects`) come a page at a time, oldest first, as the JSON API's do: a shop
 // with 100,000 handoffs asked for its handoffs used to get every one of them in one answer — read, presented and
@@ -152,12 +153,7 @@ describe("npm run agent -- effects: a page at a time", () => {
         tenantId: h.acme.id,
         conversationId: parked.conversationId,
         phase: "COMPLETED",
-        maxTurns: 5,
-        tokenBudget: 1000,
-        policyVersion: 1,
-        promptVersion: "p",
-        toolsVersion: "t",
-        model: "m",
+        ...runColumns,
       },
     });
     const moved = ["copy-0001", "copy-0002"];

@@ -6,6 +6,7 @@ import { type Store, storeOf } from "@/lib/db/kysely";
 import { fenced, type Lease, LeaseLostError, withLease } from "./lease";
 import { assertRunTransition, IllegalTransitionError, RUN_PHASES, RUN_TRANSITIONS, type RunPhase } from "./phases";
 import { json, Statement } from "./statement";
+import { runColumns } from "@/test/rows";
 
 let tdb: TestDatabase;
 let db: Store;
@@ -23,12 +24,7 @@ beforeAll(async () => {
       data: {
         tenantId,
         conversationId,
-        maxTurns: 5,
-        tokenBudget: 1000,
-        policyVersion: 1,
-        promptVersion: "p",
-        toolsVersion: "t",
-        model: "m",
+        ...runColumns,
         leaseOwner: "owner-a",
         leaseExpiresAt: new Date(Date.now() + 60_000),
       },

@@ -4,6 +4,7 @@ import { storeOf } from "@/lib/db/kysely";
 import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { retryDeadLetter, type RetryActor } from "@/lib/runtime/retry-dead-letter";
 import { runWorkerOnce } from "@/lib/runtime/worker";
+import { runColumns } from "../rows";
 
 let h: Harness;
 beforeEach(async () => {
@@ -100,12 +101,7 @@ describe("retrying a dead letter", () => {
       data: {
         tenantId: h.acme.id,
         conversationId: dl.conversationId,
-        maxTurns: 5,
-        tokenBudget: 1000,
-        policyVersion: 1,
-        promptVersion: "p",
-        toolsVersion: "t",
-        model: "m",
+        ...runColumns,
       },
     });
     await h.db.conversation.update({ where: { id: dl.conversationId }, data: { activeRunId: other.id } });
