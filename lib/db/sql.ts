@@ -69,6 +69,9 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
   return pool;
 }
 
+/** The server-side keepalives of `serverSideBounds`, as startup options (the listener's connection asks for them too). */
+export const SERVER_KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3";
+
 /**
  * What the server is asked to bound for each session, for a client whose host vanishes (a worker's VM dies, a
  * partition) — the server is never told, and without these it keeps the session, and the row locks of its open
@@ -84,9 +87,6 @@ function serverSideBounds(idleInTransactionMs: number): string {
   return `-c idle_in_transaction_session_timeout=${Math.round(idleInTransactionMs)} ${SERVER_KEEPALIVES}`;
 }
 
-/** The server-side keepalives of `serverSideBounds`, as startup options (the listener's connection asks for them too). */
-export const SERVER_KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3";
-
 type QueryCallback = (err: Error | null, result?: unknown) => void;
 
 /**
@@ -97,8 +97,9 @@ type QueryCallback = (err: Error | null, result?: unknown) => void;
  * told once, answered 503, a run let go), the pool drops it (a closed client is never handed out again), and the
  * server rolls back whatever transaction was open on it — at once if the close reaches it, else when the session's
  * bounds end it (`serverSideBounds`). A query waiting on a row lock is waiting for an answer too: the product holds
- * none longer than a tool's body runs (SUPPORT_TOOL_TIMEOUT_MS, 15 s), under the default bound of 30 s. pg's own `query_timeout` is not used: it fails the query but
- * leaves the connection waiting for the lost answer, and the pool hands it out again in that state.
+ * none longer than a tool's body runs (SUPPORT_TOOL_TIMEOUT_MS, 15 s), under the default bound of 30 s. pg's own
+ * `query_timeout` is not used: it fails the query but leaves the connection waiting for the lost answer, and the pool
+ * hands it out again in that state.
  */
 function clientAnsweringWithin(ms: number): typeof pg.Client {
   return class ClientAnsweringWithin extends pg.Client {
