@@ -33,16 +33,16 @@ import { addToolCalls, callsOfScope, type ToolCallRow } from "@/lib/store/tool-c
 import type { ContentBlock } from "@/lib/store/transcript";
 import { getTool, toolDefinitionsForModel } from "@/lib/tools/registry";
 import { ToolError, type ToolErrorBody } from "@/lib/tools/types";
+import { exhaustedBudget } from "./budgets";
 import type { RuntimeDeps } from "./deps";
 import { type Execution, failedSettlement, type RunnableCall } from "./execution";
 import { failpoint } from "./failpoints";
 import { escalates, gateCalls, readVerification, type UnsavedMoneyCall, unsavedMoneyOf, type Verification } from "./gating";
-import { exhaustedBudget } from "./model-turn";
 import { openCeilingEscalation } from "./end";
 import { openApprovals } from "./park";
 import type { RunState } from "./run-state";
 import { StepWrite } from "./step-write";
-import { gatedRow, type PhaseCall, regateCall, runCalls, runnableCalls, runsBeforeRecording, settlePhase } from "./tool-phase";
+import { gatedRow, type PhaseCall, regateCall, runCalls, runnableCalls, runsBeforeRecording, settlePhase } from "./phase-calls";
 
 /** Model turns one specialist call may take (a guard: the run's own budgets count every turn too). */
 export const MAX_SPECIALIST_TURNS = 6;
@@ -420,7 +420,7 @@ async function recordCalls(sp: Scope, w: StepWrite, uses: Anthropic.ToolUseBlock
   let followUps: Awaited<ReturnType<typeof runCalls>>["followUps"] = [];
   if (!mustRecordFirst && runnable.length) {
     // Only reads to run: they run now and are recorded with their outcome.
-    const ran = await runCalls(deps, state, calls, runnable, verification, sp.path, sp.unsaved);
+    const ran = await runCalls(deps, state, calls, runnable, { runSpecialist, verification, specialists: sp.path, unsaved: sp.unsaved });
     calls = ran.calls.map((c) => ({ ...c, unwritten: undefined }));
     followUps = ran.followUps;
     w.count({ activeMs: ran.activeMs });
@@ -505,7 +505,7 @@ async function toolPhaseOf(sp: Scope, w: StepWrite, last: AgentTurnMessage, veri
   let followUps: Awaited<ReturnType<typeof runCalls>>["followUps"] = [];
   const runnable = runnableCalls(calls);
   if (runnable.length) {
-    const ran = await runCalls(deps, state, calls, runnable, verification, sp.path, sp.unsaved);
+    const ran = await runCalls(deps, state, calls, runnable, { runSpecialist, verification, specialists: sp.path, unsaved: sp.unsaved });
     calls = ran.calls;
     followUps = ran.followUps;
     w.count({ activeMs: ran.activeMs });

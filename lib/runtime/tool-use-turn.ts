@@ -11,6 +11,7 @@ import { sql } from "kysely";
 import { storeOf } from "@/lib/db/kysely";
 import { addToolCalls } from "@/lib/store/tool-calls";
 import type { ContentBlock, TranscriptRow } from "@/lib/store/transcript";
+import { runSpecialist } from "./agent-as-tool";
 import type { RuntimeDeps } from "./deps";
 import { openCeilingEscalation } from "./end";
 import { failpoint } from "./failpoints";
@@ -19,7 +20,8 @@ import { openApprovals } from "./park";
 import { extendTranscript, type RunState } from "./run-state";
 import type { StepOutcome } from "./step";
 import type { StepWrite } from "./step-write";
-import { finishToolPhase, gatedRow, type PhaseCall, runCalls, runnableCalls, runsBeforeRecording } from "./tool-phase";
+import { gatedRow, type PhaseCall, runCalls, runnableCalls, runsBeforeRecording } from "./phase-calls";
+import { finishToolPhase } from "./tool-phase";
 
 export async function recordToolUseTurn(
   deps: RuntimeDeps,
@@ -52,7 +54,7 @@ export async function recordToolUseTurn(
   let followUps: Awaited<ReturnType<typeof runCalls>>["followUps"] = [];
   if (readOnly.length && !others.length) {
     // Nothing else has to run first: read-only calls run now and are recorded with their outcome.
-    const ran = await runCalls(deps, state, calls, readOnly, verification);
+    const ran = await runCalls(deps, state, calls, readOnly, { runSpecialist, verification });
     calls = ran.calls.map((c) => ({ ...c, unwritten: undefined }));
     followUps = ran.followUps;
     w.count({ activeMs: ran.activeMs });
