@@ -1,5 +1,6 @@
 // The runtime's driver (lib/db/kysely): a transaction's BEGIN goes on the wire with its first statement — one round
 // trip for both — and the transaction is exactly as atomic as with BEGIN sent apart.
+import net from "node:net";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -18,6 +19,22 @@ beforeAll(async () => {
 afterAll(async () => {
   await tdb.drop();
 });
+
+/** Writes to any socket of this process (each one a system call, and on loopback a segment the server reads). */
+function countSocketWrites() {
+  const proto = net.Socket.prototype as unknown as Record<"_write" | "_writev", (...args: unknown[]) => unknown>;
+  const spies = (["_write", "_writev"] as const).map((m) => vi.spyOn(proto, m));
+  let count = 0;
+  return {
+    get count() {
+      return count;
+    },
+    restore: () => {
+      count = spies.reduce((n, s) => n + s.mock.calls.length, 0); // read before the restore clears the calls
+      for (const s of spies) s.mockRestore();
+    },
+  };
+}
 
 const ids = async () => (await sql<{ id: number }>`SELECT id FROM probe ORDER BY id`.execute(db)).rows.map((r) => r.id);
 const insert = (tx: Store, id: number, note: string | null = "x") => sql`INSERT INTO probe (id, note) VALUES (${id}, ${note})`.execute(tx);
@@ -187,6 +204,29 @@ describe("sendTogether", () => {
     expect(sent!.reads.map((r) => r?.rows ?? null)).toEqual([[{ n: 1 }], null, [{ x: "after" }]]);
     expect(counter.roundTrips).toBe(1);
     expect(await ids()).toEqual([90]); // the failed read changed nothing of the commit
+    await sql`DELETE FROM probe`.execute(db);
+  });
+
+  it("a round trip leaves in ONE write to the socket: BEGIN, the statements, COMMIT and the reads (the server wakes once)", async () => {
+    // Each statement written apart is a TCP segment of its own (pg turns Nagle off), and each segment can wake the
+    // server's process: on a VM with a slow wake-up that cost more than the statements.
+    const writes = countSocketWrites();
+    let sent: Awaited<ReturnType<typeof commitThenRead>> | undefined;
+    try {
+      sent = await db
+        .transaction()
+        .execute((tx) =>
+          commitThenRead(
+            tx,
+            [sql`INSERT INTO probe (id, note) VALUES (91, 'w')`, sql`INSERT INTO probe (id, note) VALUES (92, 'w')`],
+            [sql`SELECT count(*)::int AS n FROM probe`, sql`SELECT 'after' AS x`],
+          ),
+        );
+    } finally {
+      writes.restore();
+    }
+    expect(sent!.reads.map((r) => r?.rows)).toEqual([[{ n: 2 }], [{ x: "after" }]]);
+    expect(writes.count).toBe(1);
     await sql`DELETE FROM probe`.execute(db);
   });
 

@@ -127,10 +127,18 @@ class PgConnection implements DatabaseConnection {
     this.pendingBegin = null;
     const named = (q: CompiledQuery) => this.client.query({ name: statementName(q.sql), text: q.sql, values: q.parameters.map(param) });
     const sent: Array<Promise<pg.QueryResult>> = [];
-    if (begin !== null) sent.push(this.client.query(begin));
-    for (const q of statements) sent.push(named(q));
-    if (commit) sent.push(this.client.query("commit"));
-    for (const q of readAfter) sent.push(named(q)); // after COMMIT: they see what it committed
+    // Corked, they leave in ONE write: written apart, each would be a TCP segment of its own (pg turns Nagle off),
+    // each a system call here and a wake-up of the server's process there. (pg's own cork per statement nests.)
+    const socket = (this.client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    socket?.cork?.();
+    try {
+      if (begin !== null) sent.push(this.client.query(begin));
+      for (const q of statements) sent.push(named(q));
+      if (commit) sent.push(this.client.query("commit"));
+      for (const q of readAfter) sent.push(named(q)); // after COMMIT: they see what it committed
+    } finally {
+      socket?.uncork?.();
+    }
     const settled = await Promise.allSettled(sent);
     const began = begin !== null ? settled.shift()! : null;
     // A read after the COMMIT that fails changes nothing of what was committed: its answer is null (read it again).
