@@ -127,8 +127,8 @@ class PgConnection implements DatabaseConnection {
     this.pendingBegin = null;
     const named = (q: CompiledQuery) => this.client.query({ name: statementName(q.sql), text: q.sql, values: q.parameters.map(param) });
     const sent: Array<Promise<pg.QueryResult>> = [];
-    // Corked, they leave in ONE write: written apart, each would be a TCP segment of its own (pg turns Nagle off),
-    // each a system call here and a wake-up of the server's process there. (pg's own cork per statement nests.)
+    // Corked, they leave in ONE write: written apart, each is a system call here and a TCP segment of its own (pg
+    // turns Nagle off) for the server to read — on a network, a packet each. (pg's own cork per statement nests.)
     const socket = (this.client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
     socket?.cork?.();
     try {
