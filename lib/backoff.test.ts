@@ -85,6 +85,32 @@ describe("the failures of one pass", () => {
     ]);
   });
 
+  it("count as one kind when their messages differ only by the row they name (an id, a quoted value, a long number)", () => {
+    const failures = new FailuresOfAPass("eventId", { one: "one failed", many: (n) => `${n} failed alike` });
+    const ids = ["3f2a9c1e-0b7d-4c55-9a2e-1d2c3b4a5f60", "8e1d2c3b-4a5f-4c55-9a2e-3f2a9c1e0b7d"];
+    for (const id of ids) failures.add(new Error(`tool phase of run ${id} left calls unsettled`), { eventId: id });
+    failures.add(new Error("order 'A-1002' of shop cm4x9q2l80000abcdefghijkl is locked"), { eventId: "e3" });
+    failures.add(new Error("order 'B-7' of shop cm4x9q2l80000zyxwvutsrqpo is locked"), { eventId: "e4" });
+    failures.add(new Error("seq 1234567 is past the end"), { eventId: "e5" });
+    failures.add(new Error("seq 7654321 is past the end"), { eventId: "e6" });
+    // What tells kinds apart stays: a constraint's name, a type's size.
+    failures.add(new Error('violates check constraint "amount_positive"'), { eventId: "e7" });
+    failures.add(new Error('violates check constraint "currency_known"'), { eventId: "e8" });
+    failures.add(new Error("value too long for type character varying(64)"), { eventId: "e9" });
+    failures.add(new Error("value too long for type character varying(32)"), { eventId: "e10" });
+    const lines: Array<{ fields: Record<string, unknown>; msg: string }> = [];
+    failures.log((fields, msg) => lines.push({ fields, msg }));
+    expect(lines.map((l) => [l.msg, l.fields.eventIds ?? l.fields.eventId])).toEqual([
+      ["2 failed alike", ids],
+      ["2 failed alike", ["e3", "e4"]],
+      ["2 failed alike", ["e5", "e6"]],
+      ["one failed", "e7"],
+      ["one failed", "e8"],
+      ["one failed", "e9"],
+      ["one failed", "e10"],
+    ]);
+  });
+
   it("log nothing when nothing failed", () => {
     const lines: string[] = [];
     new FailuresOfAPass("tenantId", { one: "x", many: () => "y" }).log((_f, msg) => lines.push(msg));

@@ -65,9 +65,24 @@ export class KeyedBackoff {
 }
 
 /**
- * The failures of one pass over such items, logged one line per kind (the error's message) naming the items it
- * concerns: when many fail alike (a bug, a constraint added later), one line with their count and ids, not a line
- * and a stack per item. `Item` holds what a line says of one item: its id (under `idKey`), shop, failures, next try.
+ * The kind of a failure, for grouping: its message with what names one row masked — ids (UUIDs, cuids, the model's
+ * tool_use ids, long hex), quoted values ('…') and long numbers — so the same failure on many rows is one kind, where a
+ * constraint's name (in double quotes) or a type's size still tells two kinds apart.
+ */
+export function failureKind(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<id>")
+    .replace(/\b(?:c(?=[a-z0-9]*\d)[a-z0-9]{20,}|toolu_\w+|[0-9a-f]{16,})\b/gi, "<id>")
+    .replace(/'(?:[^']|'')*'/g, "'…'")
+    .replace(/\b\d{5,}\b/g, "<n>");
+}
+
+/**
+ * The failures of one pass over such items, logged one line per kind (`failureKind`: the error's message, less the
+ * row it names) naming the items it concerns: when many fail alike (a bug, a constraint added later), one line with
+ * their count and ids, not a line and a stack per item. `Item` holds what a line says of one item: its id (under
+ * `idKey`), shop, failures, next try.
  */
 export class FailuresOfAPass<Item extends Record<string, unknown>> {
   private readonly byKind = new Map<string, { err: unknown; items: Item[] }>();
@@ -78,7 +93,7 @@ export class FailuresOfAPass<Item extends Record<string, unknown>> {
   ) {}
 
   add(err: unknown, item: Item): void {
-    const kind = err instanceof Error ? err.message : String(err);
+    const kind = failureKind(err);
     const entry = this.byKind.get(kind) ?? { err, items: [] };
     entry.items.push(item);
     this.byKind.set(kind, entry);
