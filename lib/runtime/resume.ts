@@ -130,7 +130,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
     input = parsed.data;
   }
   let expiredNow = false;
-  const outcome = await db.transaction().execute(async (tx) => {
+  const deciding = db.transaction().execute(async (tx) => {
     const h = await lockForDecision(tx, actor.tenantId, input.handoffId, "staffId" in actor ? actor.staffId : null);
     if (!h) throw new AppError("NOT_FOUND", "This handoff was not found.");
     if (input.decision === "expire") {
@@ -282,11 +282,23 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
       opts.claimFor,
     );
   });
-  if (expiredNow)
-    throw new AppError("EXPIRED", "This approval request expired before your decision; the customer is told nothing was done.");
+  const outcome = await deciding.catch((err: unknown) => {
+    // Too late, and the expiry itself could not be written (for a reason of its own, not the database's reach): the
+    // decision is refused as too late all the same, and the approval stays pending for the worker's expiry pass, which
+    // tries it again (lib/backoff) — the reviewer is not handed the expiry's error.
+    if (!expiredNow || err instanceof AppError || connectivityFailureKind(err)) throw err;
+    log.error(
+      { err, handoffId: input.handoffId, tenantId: actor.tenantId },
+      "expiring an approval past its expiry failed; it stays pending and a worker expires it",
+    );
+    throw tooLate();
+  });
+  if (expiredNow) throw tooLate();
   if (!outcome) throw new AppError("ALREADY_DECIDED", "This approval request was already resolved.");
   return outcome;
 }
+
+const tooLate = () => new AppError("EXPIRED", "This approval request expired before your decision; the customer is told nothing was done.");
 
 function expiryDecision(): Decided {
   return {

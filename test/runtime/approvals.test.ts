@@ -7,6 +7,8 @@ import { runWorkerOnce } from "@/lib/runtime/worker";
 import { eventsSince } from "@/lib/events";
 import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults";
 import { listHandoffs } from "@/lib/operator/commands";
+import { captureLogLines } from "../log-lines";
+import { refuseWrites } from "../refused-writes";
 
 let h: Harness;
 beforeEach(async () => {
@@ -185,6 +187,38 @@ describe("parking at an approval", () => {
     await h.db.handoff.update({ where: { id: handoff.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
     expect(await expireDueApprovals(h.deps)).toHaveLength(1);
     expect((await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } })).status).toBe("EXPIRED");
+  });
+});
+
+describe("an expiry that cannot be written", () => {
+  const logLines = captureLogLines();
+
+  it("a decision past the expiry whose expiry cannot be written is still refused as EXPIRED; the worker expires it later", async () => {
+    const { out, handoff } = await parkRefund();
+    await h.db.handoff.update({ where: { id: handoff.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const refused = await refuseWrites(h.db, {
+      name: "refuse_expiry",
+      op: "UPDATE",
+      table: "Handoff",
+      when: `NEW.status = 'EXPIRED'`,
+      message: "this handoff cannot be expired (for the test)",
+    });
+    const late = await refusal(h.decide(handoff.id, "raj@acme.test", "approve"));
+    // The reviewer is told what stands for their decision (too late), not the database's error about the expiry.
+    expect(late.code).toBe("EXPIRED");
+    expect(await refused.tries()).toBe(1);
+    expect(
+      logLines()
+        .filter((l) => l.level === "error")
+        .map((l) => [l.msg, l.handoffId]),
+    ).toEqual([["expiring an approval past its expiry failed; it stays pending and a worker expires it", handoff.id]]);
+    expect((await h.db.handoff.findUniqueOrThrow({ where: { id: handoff.id } })).status).toBe("PENDING");
+    expect(await h.effects()).toHaveLength(0);
+    await refused.stop();
+    expect(await expireDueApprovals(h.deps)).toEqual([handoff.id]);
+    await runWorkerOnce(h.deps);
+    expect((await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).phase).toBe("COMPLETED");
+    expect(await h.effects()).toHaveLength(0);
   });
 });
 
