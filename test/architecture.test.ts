@@ -88,11 +88,14 @@ describe("the layers of lib/", () => {
     expect(found).toEqual([]);
   });
 
-  it("no file of the runtime (lib/runtime) imports, directly or not, a file that imports it", () => {
-    // The runtime is read as one path, from intake to effect: each file leans only on files below it. Recursion
-    // (a specialist's tool phase running calls that run specialists) is passed in as a function, not imported back.
-    const edges = importsBetween("lib/runtime", (rel) => rel.replace(/\.tsx?$/, ""));
-    expect(edges.size, "the walk found the runtime's imports").toBeGreaterThan(15);
+  it("no file of lib/ imports, directly or not, a file that imports it (the runtime read as one path, first of all)", () => {
+    // Each file leans only on files below it, so the runtime reads from intake to effect without a way back up.
+    // Recursion (a specialist's tool phase running calls that run specialists) is passed in as a function, not
+    // imported back; a shape two files share lives below both (the offline model's `Token`).
+    const edges = importsBetween("lib", (rel) => rel.replace(/\.tsx?$/, ""));
+    expect([...edges.keys()].filter((f) => f.startsWith("lib/runtime/")).length, "the walk found the runtime's imports").toBeGreaterThan(
+      15,
+    );
     const found = cycles(edges).map((group) =>
       group.flatMap((a) => group.filter((b) => edges.get(a)?.has(b)).map((b) => edges.get(a)!.get(b)!)),
     );

@@ -1,4 +1,4 @@
-import type { Token } from "./tokens";
+import type { Token } from "./token";
 
 /**
  * Amounts of money in customer text, in cents: "$42.5", "$ 820", "820 dollars", "USD 30", "20$", "fifty bucks",

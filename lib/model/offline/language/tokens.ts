@@ -3,6 +3,9 @@ import model from "wink-eng-lite-web-model";
 import { findAmounts } from "./amounts";
 import { canonicalOrderNumbers, isCanonicalOrderNumber } from "./order-numbers";
 import { correctWord } from "./spelling";
+import type { Token } from "./token";
+
+export type { Token } from "./token";
 
 /**
  * Customer text as tokens the intent table can read. The tokeniser is wink-nlp with its shipped English model
@@ -11,27 +14,6 @@ import { correctWord } from "./spelling";
  * speech, flags the words a negation covers, and knows which words are English — the ones spelling leaves alone.
  * It is deterministic: the same text always gives the same tokens.
  */
-export interface Token {
-  /** As written (after spelling correction and canonical order numbers); with `space` it rebuilds the text. */
-  text: string;
-  /** Whitespace before the token. */
-  space: string;
-  /** Lowercase, contractions expanded ("n't" → "not"), shorthand and misspellings corrected. */
-  norm: string;
-  lemma: string;
-  pos: string;
-  /** word | number | punctuation | currency | email | tabCRLF | emoji | … (wink's token types). */
-  type: string;
-  /** Covered by a preceding negation ("I don't want a REFUND"), as wink's negation model marks it. */
-  negated: boolean;
-  /** Index of the sentence the token belongs to. */
-  sentence: number;
-  /** Canonical order number ("A-1002") when the token is one. */
-  order?: string;
-  /** Index into the text's amounts when the token is part of one ("$", "820"; "fifty", "bucks"). */
-  amount?: number;
-}
-
 export interface AnalysedText {
   tokens: Token[];
   /** Amounts of money the text states, in cents, in order; tokens point into this list. */
