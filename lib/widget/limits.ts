@@ -4,7 +4,7 @@ import { storeOf } from "@/lib/db/kysely";
 import { poolOf } from "@/lib/db/sql";
 import { setting } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { log } from "@/lib/log";
+import { OncePerWindow } from "@/lib/log-once";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { type CountedLimit, countTogether, rateLimitCounter, type RateLimitPolicy } from "@/lib/api/rate-limit";
 import { loadPolicy } from "@/lib/runtime/policy";
@@ -50,12 +50,19 @@ function poolFor(db: PrismaClient) {
   return pool;
 }
 
+// A client held over a limit is refused at every request; the log says so once a minute per client and limit.
+const g = globalThis as typeof globalThis & { __supportRateLimitLines?: OncePerWindow };
+const limitLines = (g.__supportRateLimitLines ??= new OncePerWindow(60_000, {
+  first: "widget rate limit reached",
+  more: (n, seconds) => `widget rate limit: ${n} more request(s) of the same client refused in ${seconds} s`,
+}));
+
 function refuse(
-  l: { name: string; policy: RateLimitPolicy; scope: Scope; message: (seconds: number) => string },
+  l: { name: string; policy: RateLimitPolicy; key: string; scope: Scope; message: (seconds: number) => string },
   retryAfterSeconds: number,
 ): never {
   const { points, windowSeconds } = l.policy;
-  log.warn({ limit: l.name, scope: l.scope, points, windowSeconds }, "widget rate limit reached");
+  limitLines.note(`${l.name}:${l.key}`, { limit: l.name, scope: l.scope, points, windowSeconds });
   throw new AppError("RATE_LIMITED", l.message(retryAfterSeconds), { retryAfterSeconds, scope: l.scope });
 }
 
@@ -69,7 +76,7 @@ async function count(
   message: (seconds: number) => string,
 ) {
   const res = await rateLimitCounter(poolFor(db), name, policy).count(key);
-  if ("refused" in res) refuse({ name, policy, scope, message }, res.retryAfterSeconds);
+  if ("refused" in res) refuse({ name, policy, key, scope, message }, res.retryAfterSeconds);
 }
 
 /**
@@ -140,7 +147,9 @@ export async function limitRead(ip: string | null) {
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     const retryAfterSeconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-    log.warn({ limit: "wread", scope: "ip", points, windowSeconds: 60 }, "widget rate limit reached");
-    throw new AppError("RATE_LIMITED", READS_LIMITED_MESSAGE(retryAfterSeconds), { retryAfterSeconds, scope: "ip" });
+    refuse(
+      { name: "wread", policy: { points, windowSeconds: 60 }, key: ip, scope: "ip", message: READS_LIMITED_MESSAGE },
+      retryAfterSeconds,
+    );
   }
 }

@@ -4,6 +4,7 @@ import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { limitMessage } from "@/lib/widget/limits";
 import { widgetTenant } from "@/lib/widget/session";
+import { captureLogLines } from "../log-lines";
 import { afterCallbacks, runAfterCallbacks, type WidgetRoutes, widgetRoutes } from "../widget-routes";
 
 vi.mock("next/server", async (original) => ({
@@ -111,6 +112,28 @@ describe("widget rate limits", () => {
     expect((await w.start({ ip: "203.0.113.51" })).status).toBe(200);
   });
 
+  // A client that keeps sending past its limit (a script, a stuck retry loop) is refused at every request; the log
+  // says so once per client and limit, not once per request, so a flood cannot bury every other line.
+  const logLines = captureLogLines();
+  const limitLines = () => logLines().filter((l) => /rate limit/.test(l.msg));
+
+  it("a client held over a limit is logged once for it, whatever number of requests it keeps sending", async () => {
+    await limits({ ...relaxed, messagesPerMinutePerConversation: 2 });
+    const ip = "203.0.113.90";
+    const { token } = (await w.start({ ip })).body;
+    for (const text of ["one", "two"]) expect((await w.send(token, { text }, { ip })).status).toBe(202);
+    for (let i = 0; i < 6; i++) expectLimited(await w.send(token, { text: `again ${i}` }, { ip }), /faster than we can answer/);
+    expect(limitLines()).toEqual([
+      expect.objectContaining({ level: "warn", msg: "widget rate limit reached", limit: "wmsgconv", scope: "conversation" }),
+    ]);
+    // Another client over the same limit is a line of its own.
+    const other = (await w.start({ ip })).body.token;
+    for (const text of ["one", "two"]) expect((await w.send(other, { text }, { ip })).status).toBe(202);
+    for (let i = 0; i < 3; i++) expectLimited(await w.send(other, { text: `again ${i}` }, { ip }), /faster than we can answer/);
+    expect(limitLines()).toHaveLength(2);
+    expect(new Set(limitLines().map((l) => l.conversationId)).size).toBe(2);
+  });
+
   it("reads per client IP (the view), by SUPPORT_WIDGET_READS_PER_MIN", async () => {
     await limits(relaxed);
     const ip = "203.0.113.77";
@@ -118,7 +141,8 @@ describe("widget rate limits", () => {
     process.env.SUPPORT_WIDGET_READS_PER_MIN = "3";
     try {
       for (let i = 0; i < 3; i++) expect((await w.view(token, { ip })).status).toBe(200);
-      expectLimited(await w.view(token, { ip }), /refreshing too often/);
+      for (let i = 0; i < 4; i++) expectLimited(await w.view(token, { ip }), /refreshing too often/);
+      expect(limitLines()).toEqual([expect.objectContaining({ msg: "widget rate limit reached", limit: "wread", scope: "ip" })]);
     } finally {
       delete process.env.SUPPORT_WIDGET_READS_PER_MIN;
     }
