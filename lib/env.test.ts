@@ -146,3 +146,37 @@ describe("the environment module", () => {
     expect(readsOf("instrumentation.ts")).toEqual(["NEXT_RUNTIME"]);
   });
 });
+
+describe("a command started with a bad variable", () => {
+  // Every command a person runs stops at once with the check's message — what to fix — not a stack trace: the
+  // product's (start, worker) and the operator's (migrations, seed, benchmarks, load).
+  const commands: [string, string[]][] = [
+    ["start", ["scripts/start.ts"]],
+    ["worker", ["scripts/worker.ts"]],
+    ["db:migrate", ["scripts/db-migrate.ts"]],
+    ["db:seed", ["scripts/db-seed.ts"]],
+    ["bench", ["scripts/bench.ts"]],
+    ["bench:peers", ["scripts/bench-peers.ts"]],
+    ["bench:metrics", ["--conditions=react-server", "scripts/bench-metrics.ts"]],
+    ["load", ["scripts/load/index.ts"]],
+  ];
+  it.concurrent.each(commands)(
+    "%s: one message naming the variable, exit code 1",
+    async (_, args) => {
+      const { spawn } = await import("node:child_process");
+      const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+        cwd: root,
+        env: { ...process.env, SUPPORT_DB_ANSWER_MS: "soon", DATABASE_URL: "", SUPPORT_DB_NAME: "" },
+      });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      child.stdout.on("data", (d) => (stderr += d));
+      const code = await new Promise((resolve) => child.on("exit", resolve));
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/Invalid environment — 1 variable to fix:\n {2}SUPPORT_DB_ANSWER_MS="soon": must be a whole number/);
+      expect(stderr).not.toMatch(/\n\s+at /); // no stack
+      expect(stderr).not.toContain("throw new AppError"); // no source excerpt
+    },
+    60_000,
+  );
+});

@@ -11,6 +11,7 @@
  * (lib/settings/what-if.ts): a draft judged against its recorded calls of the last 28 and 90 days — the whole
  * action, its read and its judging.
  */
+import "./env-first"; // first: a bad variable stops here, with what to fix
 import fs from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";

@@ -13,6 +13,7 @@
  * time, and the systems take turns every 10 customer turns (in a rotating order), so a busy moment of the machine is
  * not charged to one system.
  */
+import "./env-first"; // first: a bad variable stops here, with what to fix
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";

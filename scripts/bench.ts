@@ -17,6 +17,7 @@
  * over HTTP by the real SDK client, as Claude would be; the time of each call is measured and subtracted, and
  * its work (reading the whole conversation) is not charged to the harness's process.
  */
+import "./env-first"; // first: a bad variable stops here, with what to fix
 import { startOfflineModelServer } from "./offline-model-process";
 import { performance } from "node:perf_hooks";
 import pg from "pg";

@@ -1,5 +1,6 @@
 // npm run db:migrate — resolve the database (starting the embedded server if needed), apply pending
 // migrations, print what was applied. Exits explicitly: the WASM engine leaves a timer armed.
+import "./env-first"; // first: a bad variable stops here, with what to fix
 import { applyMigrations } from "@/lib/db/migrate";
 import { ensureDatabaseUrl, stopEmbeddedIfOwner } from "@/lib/db/server";
 

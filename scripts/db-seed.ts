@@ -1,5 +1,6 @@
 // npm run db:seed — resolve the database, apply migrations, load the demo data (idempotent), print a
 // JSON summary. Exits explicitly: the WASM engine leaves a timer armed.
+import "./env-first"; // first: a bad variable stops here, with what to fix
 import { createPrisma } from "@/lib/db/client";
 import { applyMigrations } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/setup/seed";

@@ -16,6 +16,7 @@
  */
 process.env.SUPPORT_DB_NAME ??= "support_load";
 
+import "../env-first"; // first: a bad variable stops here, with what to fix
 import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
