@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterEach, describe, expect, it } from "vitest";
+import type { GateInput } from "@/lib/gates/types";
 import { activeTracing, startTracing } from "@/lib/telemetry/sdk";
 import { withSpan } from "@/lib/telemetry/tracing";
 import { createHarness } from "./runtime-harness";
@@ -59,11 +60,16 @@ describe("tracing", () => {
         expect(JSON.stringify(attrs(c))).not.toContain("A-1002");
       }
 
-      // The refund's gate evaluation: one span, one event per gate that spoke; the refund policy asked for approval.
+      // The refund's gate evaluation: a span with the combined decision, and inside it a span for each gate (its
+      // name and what it said: "none" when it had nothing to say); the refund policy asked for approval.
       const refundGates = named("gates.evaluate").filter((s) => attrs(s)["tool.name"] === "refund_order");
       expect(refundGates.length).toBeGreaterThanOrEqual(1);
       expect(attrs(refundGates[0]!)["gate.decision"]).toBe("ask");
-      expect(refundGates[0]!.events.map((e) => e.attributes)).toContainEqual({ "gate.name": "refund_policy", "gate.decision": "ask" });
+      const gateSpans = named("gate.check").filter((g) => g.parentSpanContext?.spanId === refundGates[0]!.spanContext().spanId);
+      const { defaultGates } = await import("@/lib/gates/evaluate");
+      expect(gateSpans.map((g) => attrs(g)["gate.name"]).sort()).toEqual(defaultGates.map((g) => g.name).sort());
+      expect(gateSpans.map((g) => attrs(g))).toContainEqual({ "gate.name": "refund_policy", "gate.decision": "ask" });
+      expect(gateSpans.map((g) => attrs(g))).toContainEqual({ "gate.name": "allowlist", "gate.decision": "none" });
 
       const [decision] = named("handoff.decide");
       expect(attrs(decision!)).toMatchObject({
@@ -85,6 +91,26 @@ describe("tracing", () => {
     } finally {
       await h.close();
     }
+  });
+
+  it("a gate that throws: its span records the error, and the call is denied (fail closed)", async () => {
+    const exporter = new InMemorySpanExporter();
+    startTracing({ exporter });
+    const { evaluateGates } = await import("@/lib/gates/evaluate");
+    const broken = {
+      name: "broken",
+      check: () => {
+        throw new Error("bug in a gate");
+      },
+    };
+    const quiet = { name: "quiet", check: () => null };
+    const { verdict } = evaluateGates({ toolName: "refund_order", policy: { version: 7 } } as GateInput, [broken, quiet]);
+    expect(verdict).toMatchObject({ gate: "broken", decision: "deny" });
+    const gates = exporter.getFinishedSpans().filter((s) => s.name === "gate.check");
+    expect(gates.map((g) => [g.attributes["gate.name"], g.status.code])).toEqual([
+      ["broken", SpanStatusCode.ERROR],
+      ["quiet", SpanStatusCode.UNSET],
+    ]);
   });
 
   it("records a failure on its span and re-throws it unchanged", async () => {

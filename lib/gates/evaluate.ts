@@ -45,29 +45,38 @@ export interface GateEvaluation {
  * When no gate speaks, the call is allowed (read-only tools, in-policy actions).
  */
 export function evaluateGates(input: GateInput, gates: readonly Gate[] = defaultGates): GateEvaluation {
-  // One span per evaluation with an event per gate: gates are synchronous and take microseconds, so a span each
-  // would add volume without timing worth seeing; the events keep every gate's decision on the timeline.
   return withSyncSpan("gates.evaluate", { "tool.name": input.toolName, "policy.version": input.policy.version }, (span) => {
-    const evaluation = evaluateGatesInSpan(input, gates);
-    for (const r of evaluation.records) span.addEvent("gate", { "gate.name": r.gate, "gate.decision": r.decision });
+    // A span for each gate only when the trace is recorded: with tracing off (the default) the gates run bare,
+    // as they run on every proposed call.
+    const evaluation = evaluateGatesInSpan(input, gates, span.isRecording());
     span.setAttribute("gate.decision", evaluation.verdict.decision);
     return evaluation;
   });
 }
-function evaluateGatesInSpan(input: GateInput, gates: readonly Gate[]): GateEvaluation {
+
+/** One gate's verdict; a gate that throws denies (fail closed). Traced as `gate.check` with what it said. */
+function checkGate(gate: Gate, input: GateInput, traced: boolean): GateVerdict | null {
+  try {
+    if (!traced) return gate.check(input);
+    return withSyncSpan("gate.check", { "gate.name": gate.name }, (span) => {
+      const verdict = gate.check(input);
+      span.setAttribute("gate.decision", verdict?.decision ?? "none");
+      return verdict;
+    });
+  } catch (err) {
+    log.error({ err, gate: gate.name }, "gate threw; failing closed");
+    return {
+      decision: "deny",
+      reason: `A safety check failed (${gate.name}); the action was not taken. Escalate if the customer still needs it.`,
+      errorCategory: "business_rule",
+    };
+  }
+}
+
+function evaluateGatesInSpan(input: GateInput, gates: readonly Gate[], traced: boolean): GateEvaluation {
   const records: GateRecord[] = [];
   for (const gate of gates) {
-    let verdict: GateVerdict | null;
-    try {
-      verdict = gate.check(input);
-    } catch (err) {
-      verdict = {
-        decision: "deny",
-        reason: `A safety check failed (${gate.name}); the action was not taken. Escalate if the customer still needs it.`,
-        errorCategory: "business_rule",
-      };
-      log.error({ err, gate: gate.name }, "gate threw; failing closed");
-    }
+    const verdict = checkGate(gate, input, traced);
     if (verdict) records.push({ ...verdict, gate: gate.name });
   }
   const verdict = records.reduce<GateRecord>((best, r) => (precedence[r.decision] > precedence[best.decision] ? r : best), {
