@@ -54,7 +54,7 @@ function poolFor(db: PrismaClient) {
 const g = globalThis as typeof globalThis & { __supportRateLimitLines?: OncePerWindow };
 const limitLines = (g.__supportRateLimitLines ??= new OncePerWindow(60_000, {
   first: "widget rate limit reached",
-  more: (n, seconds) => `widget rate limit: ${n} more request(s) of the same client refused in ${seconds} s`,
+  more: (n, seconds) => `widget rate limit: ${n} more request(s) refused in ${seconds} s`,
 }));
 
 function refuse(
