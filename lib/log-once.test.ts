@@ -39,4 +39,17 @@ describe("a line written once per client and window", () => {
     expect(lines().at(-1)).toMatchObject({ msg: "over the limit: 6 more in 60 s", clients: "many" });
     expect(lines()).toHaveLength(2 + 3 + 2);
   });
+
+  it("the closing line is no request's: it names the shop and conversation, not the first request's id", async () => {
+    vi.useRealTimers(); // a real timer carries the context it was set in
+    const once = new OncePerWindow(20, say);
+    withLogContext({ requestId: "r9", tenantId: "t9", conversationId: "c9" }, () => {
+      once.note("client-z", {});
+      once.note("client-z", {});
+    });
+    await new Promise((r) => setTimeout(r, 80));
+    expect(lines()).toHaveLength(2);
+    expect(lines()[1]).toMatchObject({ more: 1, tenantId: "t9", conversationId: "c9" });
+    expect(lines()[1]!.requestId).toBeUndefined();
+  });
 });

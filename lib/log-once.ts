@@ -2,7 +2,7 @@
 // every request — written once per client and window instead: the first time with that request's ids, then, when the
 // window has passed, one line saying how many more there were. A flood costs a client two lines a window, not one per
 // request, and cannot bury the lines around it. Counted in the process (each web process writes its own lines).
-import { currentLogContext, log } from "@/lib/log";
+import { currentLogContext, log, outsideLogContext } from "@/lib/log";
 
 interface Open {
   more: number;
@@ -31,7 +31,8 @@ export class OncePerWindow {
     log.warn(fields, this.say.first);
     const { tenantId, conversationId } = currentLogContext();
     this.open.set(k, { more: 0, fields: k === "*" ? { ...fields, clients: "many" } : { tenantId, conversationId, ...fields } });
-    setTimeout(() => this.close(k), this.windowMs).unref();
+    // The closing line belongs to no request: it says which shop and conversation, not the first request's id.
+    outsideLogContext(() => setTimeout(() => this.close(k), this.windowMs).unref());
   }
 
   private close(k: string): void {

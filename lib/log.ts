@@ -47,6 +47,11 @@ export function currentLogContext(): LogContext {
   return { ...contextStore.getStore() };
 }
 
+/** Runs `fn` with no log context: for work it schedules that belongs to no request (a timer's later line). */
+export function outsideLogContext<T>(fn: () => T): T {
+  return contextStore.exit(fn);
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /** The caller's `x-request-id` when it is a sane token (a proxy's id), otherwise a new one. */
