@@ -9,6 +9,7 @@ import { ProviderAnswerLostError, ProviderTransientError } from "@/lib/commerce/
 import { formatCents } from "@/lib/money";
 import { addAudit } from "@/lib/store/audit";
 import { recordedOutcomeSql } from "@/lib/store/effects";
+import { approvalStands } from "@/lib/store/handoffs";
 import { type FencedTx, withLease } from "@/lib/store/lease";
 import type { CallSettlement, ToolCallRow } from "@/lib/store/tool-calls";
 import { settleCall } from "@/lib/store/tool-calls";
@@ -82,6 +83,9 @@ export type CommitWith = (tx: FencedTx, outcome: Execution["settled"], activeMs:
 interface EffectChecks extends Verification {
   approverActive: boolean;
   approverLimitCents: number | null;
+  /** an approved call parked by a handoff: the approvals it needed, and those that still stand */
+  requiredApprovals?: number | null;
+  standingApprovals?: number;
   /** a side effect: the provider's record under the call's key (lib/store/effects `recordedOutcomeSql`) */
   recordedOutcome?: Record<string, unknown> | null;
   /** a side effect with `effectRead`: its answer */
@@ -98,12 +102,27 @@ function effectChecksSql(state: RunState, call: RunnableCall, sideEffect: boolea
     sql`(SELECT c."verificationLevel"::text FROM "Conversation" c WHERE c.id = ${state.ref.conversationId}) AS "verificationLevel"`,
     sql`EXISTS (SELECT 1 ${approver}) AS "approverActive"`,
     sql`(SELECT s."authorityLimitCents" ${approver}) AS "approverLimitCents"`,
+    ...(call.decidedById ? approvalsOfHandoffSql(call.id) : []),
     ...(sideEffect ? [recordedOutcomeSql(state.ref.tenantId, call.idempotencyKey ?? call.id)] : []),
     ...(effectRead ? [sql`${effectRead} AS "effectRead"`] : []),
   ]);
 }
 
-/** Why an approved call may no longer run: the approver lost access or authority between deciding and resuming. */
+/**
+ * The approvals of the handoff that parked the call (none: not parked, e.g. a dead-lettered call a person retried):
+ * how many it needed, and how many still stand (lib/store/handoffs `approvalStands`) — four eyes hold when it runs.
+ */
+function approvalsOfHandoffSql(callId: string): Sql[] {
+  const handoff = sql`FROM "Handoff" h WHERE h."toolCallId" = ${callId} AND h.kind = 'APPROVAL'`;
+  return [
+    sql`(SELECT h."requiredApprovals" ${handoff}) AS "requiredApprovals"`,
+    sql`(SELECT count(*)::int FROM "Handoff" h JOIN "HandoffApproval" a ON a."handoffId" = h.id JOIN "StaffUser" s ON s.id = a."staffId"
+         WHERE h."toolCallId" = ${callId} AND h.kind = 'APPROVAL'
+           AND ${approvalStands({ tenantId: sql.ref("h.tenantId"), amountCents: sql.ref("h.amountCents") })}) AS "standingApprovals"`,
+  ];
+}
+
+/** Why an approved call may no longer run: an approver lost access or authority between deciding and resuming. */
 function approverRevoked(checks: EffectChecks, call: RunnableCall): string | null {
   if (!call.decidedById) return null;
   const amount = (call.review as { amount_cents?: number } | null)?.amount_cents;
@@ -111,6 +130,11 @@ function approverRevoked(checks: EffectChecks, call: RunnableCall): string | nul
   const limit = checks.approverLimitCents;
   if (amount !== undefined && amount !== null && limit !== null && amount > limit) {
     return `The approver's authority (${formatCents(limit)}) no longer covers ${formatCents(amount)}.`;
+  }
+  // Four eyes: an earlier approver too.
+  const required = checks.requiredApprovals ?? null;
+  if (required !== null && (checks.standingApprovals ?? 0) < required) {
+    return `Of the ${required} approvals it needed, ${checks.standingApprovals ?? 0} still stand: an approver no longer has access to this shop or the authority for this amount.`;
   }
   return null;
 }

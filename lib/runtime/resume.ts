@@ -220,7 +220,9 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
     // An approval counts only for the terms it was given for: new terms void the earlier approvals.
     const newTerms = canonicalJson(executed) !== canonicalJson(approvedTerms);
     const voided = newTerms ? h.approverNames : [];
-    const approvals = (newTerms ? 0 : h.approverIds.length) + 1;
+    // Only approvals that still stand count: an approver since deactivated, or whose authority no longer covers the
+    // amount, no longer makes one of the two.
+    const approvals = (newTerms ? 0 : h.standingApprovers.length) + 1;
     if (approvals < required) {
       // Four eyes: this approval is recorded (with an edit, if any); a second, different person completes it.
       const s = Statement.plain();
@@ -250,7 +252,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
       await s.runThenCommit(tx); // the transaction's last statement
       return { kind: "awaiting_second_approval" as const, handoffId: h.id, approvals, required };
     }
-    const names = [...h.approverNames, staff.name];
+    const names = [...h.standingApprovers, staff.name];
     const review = edited
       ? {
           decision: "edited",

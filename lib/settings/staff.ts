@@ -8,6 +8,7 @@ import { sql, type Transaction } from "kysely";
 import { z } from "zod";
 import { type DB, storeOf } from "@/lib/db/kysely";
 import { AppError } from "@/lib/errors";
+import { withdrawApprovals } from "@/lib/store/handoffs";
 import { log } from "@/lib/log";
 import { formatCents } from "@/lib/money";
 import { deliverMail, type QueuedMail, queueMail } from "@/lib/mail/send";
@@ -381,6 +382,19 @@ export async function updateStaff(client: object, actor: SettingsActor, raw: unk
         { role: sql`${input.role}::"StaffRole"`, authorityLimitCents: input.authorityLimitCents },
         sql<boolean>`"StaffUser".id = ${person.id}`,
       );
+      // Approvals they gave of items still waiting whose amount their new authority no longer covers are withdrawn.
+      if (
+        input.authorityLimitCents !== null &&
+        (person.authorityLimitCents === null || input.authorityLimitCents < person.authorityLimitCents)
+      ) {
+        withdrawApprovals(s, {
+          tenantId: actor.tenantId,
+          staffId: person.id,
+          actor: admin.email,
+          why: "authority_lowered",
+          aboveCents: input.authorityLimitCents,
+        });
+      }
       const changes: string[] = [];
       if (person.role !== input.role) changes.push(`role: ${person.role} → ${input.role}`);
       if (person.authorityLimitCents !== input.authorityLimitCents)
@@ -434,6 +448,9 @@ export async function setStaffActive(
           { claimedById: null, claimExpiresAt: null },
           sql<boolean>`"Handoff"."tenantId" = ${actor.tenantId} AND "Handoff"."claimedById" = ${person.id} AND "Handoff".status = 'PENDING'`,
         );
+        // Their approvals of items still waiting for a second approver no longer count: someone who may still
+        // approve must give it.
+        withdrawApprovals(s, { tenantId: actor.tenantId, staffId: person.id, actor: admin.email, why: "deactivated" });
       }
       addAudit(s, "audit", {
         tenantId: actor.tenantId,

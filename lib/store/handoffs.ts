@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import { type HandoffKind, type HandoffStatus, type Store, sendTogether } from "@/lib/db/kysely";
 import { addEvent, addWebhookEvent } from "./events";
 import { assertHandoffTransition } from "./phases";
-import { json, type Statement, type Values, type WriteOptions } from "./statement";
+import { json, type Sql, type Statement, type Values, type WriteOptions } from "./statement";
 
 export interface NewHandoff {
   id: string;
@@ -97,6 +97,8 @@ export interface LockedHandoff {
   approverIds: string[];
   /** the names of its approvers so far, in order */
   approverNames: string[];
+  /** the names of those whose approval still stands (`approvalStands`), in order: the approvals that count */
+  standingApprovers: string[];
   /** the deciding staff member, if asked for and active in the tenant */
   staff: { id: string; name: string; email: string; authorityLimitCents: number | null } | null;
   /** the names of whoever decided or claims it (for the refusals that name them) */
@@ -121,8 +123,74 @@ export interface LockedHandoff {
  * What a decision checks (its approvers so far, the decider, the pending call) is read by the second statement, whose
  * snapshot is taken once the handoff is ours: a decider that waited for the lock sees what the one before it wrote.
  */
+/**
+ * An approval stands while its approver (`s`, their StaffUser row) may still give it: active in the handoff's shop,
+ * with an authority that covers `amount`. One that no longer stands is not counted — neither when the next approval
+ * comes (`lockForDecision`) nor when the approved call runs (lib/runtime/execution) — however the person's row was
+ * changed (lib/settings/staff withdraws them at once; an operator's UPDATE would not).
+ */
+export const approvalStands = (a: { tenantId: Sql | string; amountCents: Sql }) =>
+  sql<boolean>`s."deactivatedAt" IS NULL AND s."tenantId" = ${a.tenantId}
+    AND (s."authorityLimitCents" IS NULL OR ${a.amountCents} IS NULL OR s."authorityLimitCents" >= ${a.amountCents})`;
+
+/**
+ * Withdraws a person's approvals of items still pending — they were deactivated, or their authority no longer covers
+ * an item's amount (`aboveCents`): each item waits for as many approvals as before, shows who approved it truthfully,
+ * and its version moves (a reviewer who opened it before decides again on what it now holds). Audited per item. The
+ * items are locked as a decision locks them, so a decision that raced this one either counted the approval and was
+ * final first (the approved call then checks its approvers again when it runs), or sees it withdrawn.
+ */
+export function withdrawApprovals(
+  s: Statement,
+  a: { tenantId: string; staffId: string; actor: string; why: "deactivated" | "authority_lowered"; aboveCents?: number },
+): void {
+  const covered = a.aboveCents === undefined ? sql<boolean>`true` : sql<boolean>`"Handoff"."amountCents" > ${a.aboveCents}`;
+  s.update(
+    "withdrawn_from",
+    "Handoff",
+    { version: sql`"Handoff".version + 1`, updatedAt: sql`now()` },
+    sql<boolean>`"Handoff"."tenantId" = ${a.tenantId} AND "Handoff".status = 'PENDING' AND ${covered}
+      AND "Handoff".id IN (SELECT "handoffId" FROM "HandoffApproval" WHERE "staffId" = ${a.staffId})`,
+    { returning: sql`"Handoff".id, "Handoff"."conversationId", "Handoff"."runId"` },
+  );
+  s.delete(
+    "withdrawn",
+    "HandoffApproval",
+    sql<boolean>`"HandoffApproval"."staffId" = ${a.staffId} AND "HandoffApproval"."handoffId" = withdrawn_from.id`,
+    { from: ["withdrawn_from"] },
+  );
+  s.insert(
+    "withdrawn_audit",
+    "AuditEvent",
+    {
+      id: sql`gen_random_uuid()::text`,
+      tenantId: a.tenantId,
+      runId: sql`withdrawn_from."runId"`,
+      actor: a.actor,
+      action: "handoff.approval_withdrawn",
+      subject: sql`withdrawn_from.id`,
+      data: json({ staffId: a.staffId, why: a.why }),
+    },
+    { from: ["withdrawn_from"] },
+  );
+  addEvent(
+    s,
+    "withdrawn_ev",
+    {
+      tenantId: a.tenantId,
+      conversationId: sql`withdrawn_from."conversationId"`,
+      type: "handoff.updated",
+      data: sql`jsonb_build_object('handoffId', withdrawn_from.id, 'status', 'PENDING')`,
+    },
+    { from: ["withdrawn_from"] },
+  );
+}
+
 /** What the second statement of `lockForDecision` reads besides the call. */
-type DecisionChecks = Pick<LockedHandoff, "runPhase" | "approverIds" | "approverNames" | "staff" | "decidedByName" | "claimedByName">;
+type DecisionChecks = Pick<
+  LockedHandoff,
+  "runPhase" | "approverIds" | "approverNames" | "standingApprovers" | "staff" | "decidedByName" | "claimedByName"
+>;
 
 export async function lockForDecision(
   db: Store,
@@ -144,6 +212,7 @@ export async function lockForDecision(
          run AS (SELECT phase FROM "Run" WHERE id = (SELECT "runId" FROM h) FOR UPDATE)
     SELECT (SELECT phase FROM run) AS "runPhase",
            coalesce(ap.ids, '{}') AS "approverIds", coalesce(ap.names, '{}') AS "approverNames",
+           coalesce(ap.standing, '{}') AS "standingApprovers",
            (SELECT jsonb_build_object('id', s.id, 'name', s.name, 'email', s.email, 'authorityLimitCents', s."authorityLimitCents")
               FROM "StaffUser" s WHERE s.id = ${staffId} AND s."tenantId" = ${tenantId} AND s."deactivatedAt" IS NULL) AS staff,
            (SELECT s.name FROM "StaffUser" s WHERE s.id = (SELECT "decidedById" FROM h)) AS "decidedByName",
@@ -151,7 +220,11 @@ export async function lockForDecision(
            (SELECT jsonb_build_object('id', c.id, 'toolUseId', c."toolUseId", 'name', c.name, 'input', c.input, 'status', c.status,
                      'idempotencyKey', c."idempotencyKey", 'createdAt', to_char(c."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
               FROM "ToolCall" c WHERE c.id = (SELECT "toolCallId" FROM h)) AS call
-    FROM (SELECT array_agg(a."staffId" ORDER BY a."createdAt") AS ids, array_agg(s.name ORDER BY a."createdAt") AS names
+    FROM (SELECT array_agg(a."staffId" ORDER BY a."createdAt") AS ids, array_agg(s.name ORDER BY a."createdAt") AS names,
+                 array_agg(s.name ORDER BY a."createdAt") FILTER (WHERE ${approvalStands({
+                   tenantId,
+                   amountCents: sql`(SELECT "amountCents" FROM "Handoff" WHERE id = ${handoffId})`,
+                 })}) AS standing
           FROM "HandoffApproval" a JOIN "StaffUser" s ON s.id = a."staffId" WHERE a."handoffId" = ${handoffId}) ap`,
   ]);
   const h = locked!.rows[0] as Omit<LockedHandoff, keyof DecisionChecks | "call"> | undefined;

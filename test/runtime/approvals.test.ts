@@ -9,6 +9,7 @@ import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults"
 import { listHandoffs } from "@/lib/operator/commands";
 import { captureLogLines } from "../log-lines";
 import { refuseWrites } from "../refused-writes";
+import { setStaffActive, updateStaff } from "@/lib/settings/staff";
 
 let h: Harness;
 beforeEach(async () => {
@@ -568,6 +569,82 @@ describe("an approver who loses access or authority before the approved call run
       if (before === undefined) delete process.env.SUPPORT_RETRY_BASE_MS;
       else process.env.SUPPORT_RETRY_BASE_MS = before;
     }
+  });
+});
+
+// Four eyes count people who may still approve: an approval stands while its approver is active in the shop and
+// their authority covers the amount — when the second approval comes, and again when the approved call runs.
+describe("four eyes: an approval stands while its approver may still give it", () => {
+  const A1004 = "I'm dana@example.com, order A-1004. Please refund A-1004, it's not what I ordered.";
+  const admin = () => ({ tenantId: h.acme.id, staffId: h.staff.ada.id });
+  const refundedA1004 = async () => (await h.db.order.findFirstOrThrow({ where: { number: "A-1004" } })).refundedCents;
+
+  async function firstApprovalBy(email: string) {
+    const out = await h.say(A1004);
+    const handoff = out.handoffs[0]!;
+    expect(handoff).toMatchObject({ amountCents: 46000, requiredApprovals: 2 });
+    expect((await h.decide(handoff.id, email, "approve")).outcome).toBe("awaiting_second_approval");
+    return { out, handoff };
+  }
+
+  it("an approver deactivated by an admin: their approval is withdrawn, the next one is a first approval again", async () => {
+    const { handoff } = await firstApprovalBy("raj@acme.test");
+    await setStaffActive(h.db, admin(), { staffId: h.staff.raj.id, active: false });
+    expect(await h.db.handoffApproval.count({ where: { handoffId: handoff.id } })).toBe(0);
+    const withdrawn = await h.db.auditEvent.findFirstOrThrow({ where: { action: "handoff.approval_withdrawn", subject: handoff.id } });
+    expect(withdrawn.data).toMatchObject({ staffId: h.staff.raj.id, why: "deactivated" });
+    const second = await h.decide(handoff.id, "sol@acme.test", "approve");
+    expect(second.outcome).toBe("awaiting_second_approval");
+    expect(await h.effects()).toHaveLength(0);
+    expect(await refundedA1004()).toBe(0);
+    // Two people who may approve it still complete it.
+    expect((await h.decide(handoff.id, "ada@acme.test", "approve")).outcome).toBe("approved");
+    expect(await refundedA1004()).toBe(46000);
+  });
+
+  it("an approver whose authority an admin lowers below the amount: their approval is withdrawn", async () => {
+    const { handoff } = await firstApprovalBy("raj@acme.test");
+    await updateStaff(h.db, admin(), { staffId: h.staff.raj.id, role: "reviewer", authorityLimitCents: 10000 });
+    expect(await h.db.handoffApproval.count({ where: { handoffId: handoff.id } })).toBe(0);
+    expect((await h.decide(handoff.id, "sol@acme.test", "approve")).outcome).toBe("awaiting_second_approval");
+    expect(await h.effects()).toHaveLength(0);
+    expect(await refundedA1004()).toBe(0);
+  });
+
+  it("an authority lowered but still covering the amount, and another item's approvals: untouched", async () => {
+    const { handoff } = await firstApprovalBy("raj@acme.test");
+    await updateStaff(h.db, admin(), { staffId: h.staff.raj.id, role: "reviewer", authorityLimitCents: 46000 });
+    expect(await h.db.handoffApproval.count({ where: { handoffId: handoff.id } })).toBe(1);
+    expect((await h.decide(handoff.id, "sol@acme.test", "approve")).outcome).toBe("approved");
+    expect(await refundedA1004()).toBe(46000);
+  });
+
+  it("an approver deactivated in the database itself (not through the settings): the approval no longer counts", async () => {
+    const { handoff } = await firstApprovalBy("raj@acme.test");
+    await h.db.staffUser.update({ where: { id: h.staff.raj.id }, data: { deactivatedAt: new Date() } });
+    expect((await h.decide(handoff.id, "sol@acme.test", "approve")).outcome).toBe("awaiting_second_approval");
+    expect(await h.effects()).toHaveLength(0);
+    expect(await refundedA1004()).toBe(0);
+    // The two whose approvals stand complete it, and the record names them.
+    expect((await h.decide(handoff.id, "ada@acme.test", "approve")).outcome).toBe("approved");
+    expect(await refundedA1004()).toBe(46000);
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { name: "refund_order" } });
+    expect(call.review).toMatchObject({ decision: "approved", by: "Sol and Ada" });
+  });
+
+  it("both approved, then the first approver deactivated before the run continues: the refund does not run", async () => {
+    const { out, handoff } = await firstApprovalBy("raj@acme.test");
+    await decideHandoff(h.db, { tenantId: h.acme.id, staffId: h.staff.sol.id }, { handoffId: handoff.id, decision: "approve" });
+    await h.db.staffUser.update({ where: { id: h.staff.raj.id }, data: { deactivatedAt: new Date() } });
+    await advanceRun(h.newDeps("later-worker"), out.runId!);
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    expect(call.status).toBe("FAILED");
+    expect(call.result).toMatchObject({
+      error_category: "permission",
+      message: expect.stringMatching(/Of the 2 approvals it needed, 1 still stand/),
+    });
+    expect(await h.effects()).toHaveLength(0);
+    expect(await refundedA1004()).toBe(0);
   });
 });
 
