@@ -7,7 +7,8 @@
 //  - allowed automatically: under the customer's lock (every such effect of the customer waits for the one before it;
 //    one round trip, with the read), by every policy gate — anything but "allow" and it no longer runs by itself;
 //  - approved by a person: on the order as the effect's first statement read it under its row lock (no round trip),
-//    with the approver's authority — only a refusal above the ceiling stops it; the band they approved in stands.
+//    with the approver's authority — a refusal above the ceiling stops it, and so do totals that now need more
+//    approvers than it has (two approvals that each fit one approver's band, together past the four-eyes threshold).
 // A call stopped here did nothing (its transaction rolls back): it goes back to the gates (DEFERRED, due now), which
 // judge it on everything — park it for a person, or refuse it and escalate above the ceiling.
 import { sql } from "kysely";
@@ -15,7 +16,7 @@ import { sendWithNext, type Store } from "@/lib/db/kysely";
 import { evaluateGates, POLICY_GATES } from "@/lib/gates/evaluate";
 import type { GateInput } from "@/lib/gates/types";
 import type { ToolCallRow } from "@/lib/store/tool-calls";
-import type { CallFacts, ToolDefinition } from "@/lib/tools/types";
+import { type CallFacts, ToolError, type ToolDefinition } from "@/lib/tools/types";
 import { knownToolGateInput } from "./gating";
 import type { RunState, Verification } from "./run-state";
 
@@ -36,6 +37,9 @@ export interface EffectReads {
   approverLimitCents: number | null;
   /** the tool's `effectRead` answer (the order under its row lock) */
   effectRead?: unknown;
+  /** a call parked by a handoff: the approvals it needed, and those that still stand (lib/runtime/execution) */
+  requiredApprovals?: number | null;
+  standingApprovals?: number;
 }
 
 /**
@@ -67,6 +71,20 @@ export async function judgeAgainWhereItActs(
     // Only the ceiling: what is still refundable the tool checks itself, under the same lock (a clear failure).
     if (verdict.decision === "deny" && verdict.escalate) {
       throw new JudgedAgain("approval_ceiling", `Judged again where it acts: ${verdict.reason}`);
+    }
+    // Four eyes on totals: as if nobody had approved it yet, how many people must approve it on what is done by now.
+    // Fewer than that approved it: it fails (it cannot be parked again), and the customer can ask again — a new
+    // request is judged on these totals and waits for as many approvers as they need.
+    if (reads.requiredApprovals === undefined || reads.requiredApprovals === null) return;
+    const band = judge(facts);
+    const needed = band.decision === "ask" ? (band.requiredApprovals ?? 1) : 0;
+    const had = reads.standingApprovals ?? 0;
+    if (needed > had) {
+      throw new ToolError(
+        "permission",
+        `Judged again where it acts, on what was done meanwhile: ${band.reason} It had ${had === 1 ? "one approval" : `${had} approvals`}. Nothing was done; tell the customer it now needs ${needed === 2 ? "a second person's approval" : "a person's approval"} and that you can ask for it again.`,
+        false,
+      );
     }
     return;
   }

@@ -224,6 +224,40 @@ describe("two approvals that together pass the ceiling", () => {
   });
 });
 
+describe("two approvals that together reach the four-eyes threshold", () => {
+  it("$250 and $200 in two tabs on A-1003, each approved by Raj alone: $250 is refunded; the $200 would make $450, which needs two people", async () => {
+    scriptCalls(8);
+    restore = holdGateReads("refund_order", 2);
+    const [a, b] = await atOnce("refund 25000 on A-1003 please", "refund 20000 on A-1003 please");
+    // Each was judged alone (under the $400 from which two people approve), so each waits for one approver.
+    expect([a.phase, b.phase]).toEqual(["WAITING_FOR_APPROVAL", "WAITING_FOR_APPROVAL"]);
+    const pending = await h.pendingHandoffs();
+    expect(pending.map((p) => p.requiredApprovals)).toEqual([1, 1]);
+
+    for (const handoff of pending) await h.decide(handoff.id, "raj@acme.test", "approve");
+    for (let i = 0; i < 3; i++) await runWorkerOnce(h.deps);
+
+    // Policy: from $400 of refunds on one order in total, two different people approve. The first to run is
+    // refunded; the other, judged again where it acts on what is done by then, had one approval of the two needed.
+    const calls = await callsOf("refund_order");
+    expect(calls.map((c) => c.status).sort()).toEqual(["FAILED", "SUCCEEDED"]);
+    const done = calls.find((c) => c.status === "SUCCEEDED")!;
+    const failed = calls.find((c) => c.status === "FAILED")!;
+    expect((await h.db.order.findFirstOrThrow({ where: { number: "A-1003" } })).refundedCents).toBe(
+      (done.input as { amount_cents: number }).amount_cents,
+    );
+    expect(failed.result).toMatchObject({
+      error_category: "permission",
+      message: expect.stringMatching(/would total \$450\.00 .*two approvers from \$400\.00.* It had one approval\. Nothing was done/),
+    });
+    expect(await h.effects()).toHaveLength(1);
+    // Asked again, it waits for two people, on the totals as they are now.
+    const again = await h.say("refund 20000 on A-1003 please", DANA);
+    expect(again.handoffs).toMatchObject([{ requiredApprovals: 2 }]);
+    for (const out of [a, b]) expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+});
+
 describe("through the returns specialist", () => {
   it("each tab's agent asks the returns specialist for $90 on A-1002 at once: one refund runs, the other waits for a person", async () => {
     await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((x) => x.tool)] }));
