@@ -293,6 +293,29 @@ describe("limits apply to totals: splitting never gets around a band", () => {
     expect(evaluateGates(rep({ customerAutoCents: 18000 })).verdict.decision).toBe("ask");
   });
 
+  it("money back and the goods again is never automatic: a replacement of a refunded order, a refund of a replaced one", () => {
+    const replacement = evaluateGates(
+      call({
+        toolName: "create_replacement",
+        facts: {
+          summary: "r",
+          orderNumber: "A-1001",
+          customerId: DANA,
+          orderStatus: "delivered",
+          amountCents: 4250,
+          totals: { ...NONE, orderOtherRemedyCents: 4250 },
+        },
+      }),
+    ).verdict;
+    expect(replacement).toMatchObject({ decision: "ask", requiredApprovals: 1 });
+    expect(replacement.reason).toMatch(/\$42\.50 of A-1001 was already refunded, and a replacement on top is never automatic/);
+    const refund = evaluateGates(a1002(1000, { orderOtherRemedyCents: 25000 }, 25000)).verdict;
+    expect(refund).toMatchObject({ decision: "ask", requiredApprovals: 1 });
+    expect(refund.reason).toMatch(/A-1002 was already replaced \(worth \$250\.00\), and a refund on top is never automatic/);
+    // Facts recorded before the other remedy was read (a what-if over old calls) judge as before.
+    expect(evaluateGates(a1002(1000, {}, 25000)).verdict.decision).toBe("allow");
+  });
+
   it.each([
     [
       "refund without its totals",

@@ -1,11 +1,11 @@
 import { formatCents } from "@/lib/money";
-import { customerAutoTotal, missingFacts, orderTotal, totalInWords } from "./refund-policy";
+import { customerAutoTotal, missingFacts, orderTotal, otherRemedyGiven, totalInWords } from "./refund-policy";
 import type { Gate } from "./types";
 
 /**
  * Replacements, on totals like refunds: the value of those already sent for the order, waiting for a decision on it,
  * asked in the same turn, plus this one — automatic up to the limit (and while the customer's automatic replacements
- * within the window stay under theirs); above it a person approves.
+ * within the window stay under theirs, and nothing of the order was refunded); above it a person approves.
  */
 export const replacementPolicyGate: Gate = {
   name: "replacement_policy",
@@ -18,11 +18,13 @@ export const replacementPolicyGate: Gate = {
     const total = orderTotal(amount, t);
     const made = totalInWords(amount, t, facts.orderNumber, "replaced");
     const forCustomer = customerAutoTotal(amount, t);
-    if (total <= r.autoMaxCents && forCustomer <= r.autoPerCustomerMaxCents) {
+    const refunded = otherRemedyGiven(t, "replacement", facts.orderNumber);
+    if (total <= r.autoMaxCents && forCustomer <= r.autoPerCustomerMaxCents && !refunded) {
       return { decision: "allow", reason: `Replacement within the automatic limits: ${made}.` };
     }
-    const why =
-      total > r.autoMaxCents
+    const why = refunded
+      ? refunded
+      : total > r.autoMaxCents
         ? total === amount
           ? `a replacement worth ${formatCents(amount)} for ${facts.orderNumber} is over the automatic limit of ${formatCents(r.autoMaxCents)}`
           : `replacements for ${facts.orderNumber} would be worth ${formatCents(total)} (${made}), over the automatic limit of ${formatCents(r.autoMaxCents)}`

@@ -17,6 +17,17 @@ export const orderTotal = (amount: number, t: MoneyTotals) => t.orderDoneCents +
 /** What was (or will be) done automatically for the customer within the window, with this call. */
 export const customerAutoTotal = (amount: number, t: MoneyTotals) => t.customerAutoCents + t.customerPendingAutoCents + amount;
 
+/**
+ * Money back and the goods again: a refund of an order already replaced, or a replacement of one already refunded,
+ * waits for a person whatever its size — "what was already done on the order" counts across both remedies.
+ */
+export function otherRemedyGiven(t: MoneyTotals, kind: "refund" | "replacement", order: string | undefined): string | null {
+  if (!t.orderOtherRemedyCents) return null;
+  return kind === "refund"
+    ? `${order} was already replaced (worth ${formatCents(t.orderOtherRemedyCents)}), and a refund on top is never automatic`
+    : `${formatCents(t.orderOtherRemedyCents)} of ${order} was already refunded, and a replacement on top is never automatic`;
+}
+
 /** A fact the rule needs is missing: never a clear (fail closed). */
 export function missingFacts(what: string, order: string | undefined): GateVerdict {
   return {
@@ -74,15 +85,17 @@ export const refundPolicyGate: Gate = {
       return { decision: "allow", reason: `Edited by ${reviewer.name} within their authority (${made}).` };
     }
     const forCustomer = customerAutoTotal(amount, t);
-    if (total <= r.autoMaxCents && forCustomer <= r.autoPerCustomerMaxCents) {
+    const replaced = otherRemedyGiven(t, "refund", order);
+    if (total <= r.autoMaxCents && forCustomer <= r.autoPerCustomerMaxCents && !replaced) {
       return {
         decision: "allow",
         reason: `Refund within the automatic limits: ${made}; total ${formatCents(total)} of ${formatCents(r.autoMaxCents)}.`,
       };
     }
     const two = total >= r.twoApproversFromCents;
-    const why =
-      total > r.autoMaxCents
+    const why = replaced
+      ? replaced
+      : total > r.autoMaxCents
         ? total === amount
           ? `a refund of ${formatCents(amount)} on ${order} is over the automatic limit of ${formatCents(r.autoMaxCents)}`
           : `refunds on ${order} would total ${formatCents(total)} (${made}), over the automatic limit of ${formatCents(r.autoMaxCents)}`

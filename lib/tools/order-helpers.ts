@@ -235,6 +235,7 @@ export async function moneyFacts(
     totals: order
       ? {
           orderDoneCents: a.tool === "refund_order" ? order.refundedCents : order.replacements * order.totalCents,
+          orderOtherRemedyCents: a.tool === "refund_order" ? order.replacements * order.totalCents : order.refundedCents,
           orderPendingCents: order.pending,
           sameTurnCents: 0,
           customerAutoCents: order.customerAuto,

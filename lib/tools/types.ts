@@ -93,6 +93,11 @@ export interface CallFacts {
 export interface MoneyTotals {
   /** already done on the order (refunds: refunded so far; replacements: the value of those already sent) */
   orderDoneCents: number;
+  /**
+   * The other remedy already given for the order (a refund's: the value of replacements sent; a replacement's: what
+   * was refunded): money back and the goods again is never automatic. Absent in facts recorded before it was read.
+   */
+  orderOtherRemedyCents?: number;
   /** parked or approved but not run yet, on the order (every conversation) */
   orderPendingCents: number;
   /** other calls of the same model turn on the same order */

@@ -117,6 +117,40 @@ describe("splitting a refund never gets around a band", () => {
   });
 });
 
+describe("money back and the goods again is never automatic", () => {
+  it("A-1001 ($42.50) refunded in full automatically, then a replacement asked: it waits for a person", async () => {
+    h.script.push(
+      reply("tool_use", use("refund_order", { order_number: "A-1001", amount_cents: 4250, reason: "arrived damaged" })),
+      reply("end_turn", text("Refunded.")),
+    );
+    const first = await h.say("refund A-1001 in full", DANA);
+    expect(first.phase).toBe("COMPLETED");
+    expect(await refundedOn("A-1001")).toBe(4250);
+
+    h.script.push(reply("tool_use", use("create_replacement", { order_number: "A-1001", reason: "arrived damaged" })));
+    const second = await h.say("and send me a new one too", { conversationId: first.conversationId });
+    expect(second.phase).toBe("WAITING_FOR_APPROVAL");
+    const gate = await h.db.gateDecision.findFirstOrThrow({ where: { gate: "replacement_policy", runId: second.runId! } });
+    expect(gate).toMatchObject({ decision: "ask", reason: expect.stringMatching(/\$42\.50 of A-1001 was already refunded/) });
+    expect(await h.db.shipment.count({ where: { kind: "replacement", order: { number: "A-1001" } } })).toBe(0);
+  });
+
+  it("A-1001 replaced automatically, then a $10 refund asked: it waits for a person", async () => {
+    h.script.push(
+      reply("tool_use", use("create_replacement", { order_number: "A-1001", reason: "arrived damaged" })),
+      reply("end_turn", text("A replacement is on its way.")),
+    );
+    const first = await h.say("A-1001 arrived broken, send a new one", DANA);
+    expect(first.phase).toBe("COMPLETED");
+    expect(await h.db.shipment.count({ where: { kind: "replacement", order: { number: "A-1001" } } })).toBe(1);
+
+    h.script.push(reply("tool_use", use("refund_order", { order_number: "A-1001", amount_cents: 1000, reason: "for the trouble" })));
+    const second = await h.say("and $10 back for the trouble", { conversationId: first.conversationId });
+    expect(second.phase).toBe("WAITING_FOR_APPROVAL");
+    expect(await refundedOn("A-1001")).toBe(0);
+  });
+});
+
 describe("failing closed: a call whose facts cannot be read never runs", () => {
   const cases: Array<[string, unknown]> = [
     ["refund_order", { order_number: "A-1004", amount_cents: 46000, reason: "x" }],
