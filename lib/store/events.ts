@@ -5,6 +5,9 @@ import { sql } from "kysely";
 import type { Store } from "@/lib/db/kysely";
 import { json, type Sql, type Statement, type WriteOptions } from "./statement";
 
+/** The largest event id there can be (the column is a PostgreSQL bigint): a cursor past it is malformed. */
+export const MAX_EVENT_ID = 9_223_372_036_854_775_807n;
+
 export interface NewEvent {
   tenantId: string;
   conversationId?: string | null | Sql;

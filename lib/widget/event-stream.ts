@@ -1,6 +1,7 @@
 import "server-only";
 import { noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
+import { MAX_EVENT_ID } from "@/lib/store/events";
 import { sleep } from "@/lib/sleep";
 
 /**
@@ -32,10 +33,12 @@ const SETTLE_MS = 150;
 /** How long an announced event may stay held back before the stream goes back to waiting for the next notification. */
 const HELD_BACK_MAX_MS = 10_000;
 
-/** A non-negative decimal event id, 0 when absent, null when malformed. */
+/** A non-negative decimal event id, 0 when absent, null when malformed or past any id the database can hold. */
 export function parseCursor(value: string | null): bigint | null {
   if (value === null || value === "") return 0n;
-  return /^\d{1,19}$/.test(value) ? BigInt(value) : null;
+  if (!/^\d{1,19}$/.test(value)) return null;
+  const id = BigInt(value);
+  return id <= MAX_EVENT_ID ? id : null;
 }
 
 interface FeedEvent {

@@ -25,6 +25,10 @@ describe("event stream", () => {
     expect(parseCursor("-1")).toBeNull();
     expect(parseCursor("1e3")).toBeNull();
     expect(parseCursor("12; drop")).toBeNull();
+    // An event id is a PostgreSQL bigint: nothing past its largest value is a cursor.
+    expect(parseCursor("9223372036854775807")).toBe(9223372036854775807n);
+    expect(parseCursor("9223372036854775808")).toBeNull();
+    expect(parseCursor("9999999999999999999")).toBeNull();
   });
 
   it("frames carry the id and type, and only the seq of message events", () => {

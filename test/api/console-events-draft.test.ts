@@ -46,3 +46,14 @@ it("staff of another shop do not see the draft reply of this shop's conversation
   expect(JSON.stringify(body)).not.toContain(secret); // … the draft must be too
   expect(body.data.draft).toBeNull();
 });
+
+it("refuses a cursor past any event id the database can hold with 400, not a database error", async () => {
+  const { GET } = await import("@/app/api/console/events/route");
+  const raj = await tdb.prisma.staffUser.findFirstOrThrow({ where: { email: "raj@acme.test" } });
+  session.claims = { staffId: raj.id, tenantId: raj.tenantId };
+  const at = async (cursor: string) => GET(new Request(`http://localhost/api/console/events?cursor=${cursor}&wait=0`));
+  const past = await at("9999999999999999999");
+  expect(past.status).toBe(400);
+  expect((await past.json()).error).toMatchObject({ code: "INVALID_INPUT" });
+  expect((await at("9223372036854775807")).status).toBe(200);
+});

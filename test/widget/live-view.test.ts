@@ -96,6 +96,14 @@ describe("the widget's live stream with views", () => {
     const stranger = await w.events("not-a-token-of-this-shop-at-all", { query: "view=1&after=0" });
     expect(stranger.status).toBe(404);
   });
+
+  it("refuses an event cursor past PostgreSQL's bigint with 400, not a stream that fails at its first read", async () => {
+    const { body: session } = await w.start({ ip: "198.51.100.14" });
+    const abort = new AbortController();
+    const res = await w.events(session.token, { cursor: "9999999999999999999", signal: abort.signal });
+    abort.abort();
+    expect(res.status).toBe(400);
+  });
 });
 
 describe("a message's answer", () => {

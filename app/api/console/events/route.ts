@@ -2,6 +2,7 @@ import { z } from "zod";
 import { staffRoute } from "@/lib/actions/safe-action";
 import { consoleEventsAfter, eventHead } from "@/lib/console/queries";
 import { FEED_TOPICS } from "@/lib/live/feed-topics";
+import { MAX_EVENT_ID } from "@/lib/store/events";
 
 export const dynamic = "force-dynamic";
 
@@ -20,6 +21,7 @@ export const GET = staffRoute(
       cursor: z
         .string()
         .regex(/^\d{1,19}$/, "cursor must be an event id")
+        .refine((c) => BigInt(c) <= MAX_EVENT_ID, "cursor must be an event id")
         .optional(),
       conversationId: z.string().min(1).max(64).optional(),
       /** hold the request up to this long (ms) while there is nothing new: a long poll */
