@@ -4,4 +4,5 @@ export const ESCALATION_REASON_LABEL: Record<string, string> = {
   policy_gap: "Outside the policy (an exception or a gap)",
   policy_ceiling: "Over the refund ceiling",
   no_progress: "The agent could not make progress",
+  owner_deactivated: "The person holding it was deactivated",
 };

@@ -1,14 +1,16 @@
 // A person takes a conversation over, replies as themselves, and hands it back. The conversation's row is the lock:
 // from the takeover's commit the agent cannot reply (its final reply checks ownership on the same row as it is
 // written), and only the person who took it over may reply or hand it back.
+import { randomUUID } from "node:crypto";
 import { sql, type Transaction } from "kysely";
 import { z } from "zod";
 import type { DB } from "@/lib/db/kysely";
 import { storeOf } from "@/lib/db/kysely";
 import { AppError } from "@/lib/errors";
+import { escalationRecord, readHandoffContext } from "@/lib/handoffs/records";
 import { addAudit } from "@/lib/store/audit";
 import { addEvent } from "@/lib/store/events";
-import { updateHandoff } from "@/lib/store/handoffs";
+import { addHandoff, updateHandoff } from "@/lib/store/handoffs";
 import { Statement } from "@/lib/store/statement";
 import { changeConversation } from "@/lib/store/transcript";
 import { customerTextSchema } from "./intake";
@@ -53,8 +55,15 @@ export async function takeOverConversation(client: object, actor: Actor, convers
     .execute(async (tx) => {
       const { conv, staff } = await lockConversation(tx, actor, conversationId);
       if (conv.status === "human" && conv.ownerStaffId && conv.ownerStaffId !== actor.staffId) {
-        const owner = await tx.selectFrom("StaffUser").select("name").where("id", "=", conv.ownerStaffId).executeTakeFirst();
-        throw new AppError("CONVERSATION_OWNED", `${owner?.name ?? "Another person"} already took over this conversation.`);
+        // An owner who can no longer answer (deactivated, or no longer of this shop) holds nothing: anyone may take
+        // it over — else the customer would wait on nobody.
+        const owner = await tx
+          .selectFrom("StaffUser")
+          .select(["name", "deactivatedAt", "tenantId"])
+          .where("id", "=", conv.ownerStaffId)
+          .executeTakeFirst();
+        if (owner && !owner.deactivatedAt && owner.tenantId === actor.tenantId)
+          throw new AppError("CONVERSATION_OWNED", `${owner.name} already took over this conversation.`);
       }
       const escalations = await tx
         .selectFrom("Handoff")
@@ -160,3 +169,69 @@ export async function handBackConversation(client: object, actor: Actor, convers
 }
 
 export const conversationIdSchema = z.string().min(1).max(64);
+
+/**
+ * The conversations a person held when they are deactivated (in the caller's transaction: lib/settings/staff): each
+ * waits for a person again — an escalation in the queue saying why, the customer told that someone else will join —
+ * instead of staying with someone who can no longer answer. Returns how many.
+ */
+export async function releaseConversationsOf(
+  tx: Transaction<DB>,
+  a: { tenantId: string; staff: { id: string; name: string }; actor: string },
+): Promise<number> {
+  const held = await tx
+    .selectFrom("Conversation")
+    .select(["id", "activeRunId"])
+    .where("tenantId", "=", a.tenantId)
+    .where("status", "=", "human")
+    .where("ownerStaffId", "=", a.staff.id)
+    .forUpdate()
+    .execute();
+  for (const conv of held) {
+    const ctx = await readHandoffContext(tx, { id: conv.activeRunId, conversationId: conv.id, tenantId: a.tenantId });
+    const handoffId = randomUUID();
+    const s = Statement.plain();
+    addHandoff(s, "esc", {
+      id: handoffId,
+      tenantId: a.tenantId,
+      conversationId: conv.id,
+      runId: conv.activeRunId,
+      kind: "ESCALATION",
+      payload: escalationRecord(ctx, {
+        trigger: "owner_deactivated",
+        rootCause: `${a.staff.name} took this conversation over and was then deactivated.`,
+        recommendedAction: "Take over the conversation and reply to the customer.",
+        reason: `${a.staff.name} can no longer answer this customer.`,
+      }),
+    });
+    changeConversation(s, {
+      conversationId: conv.id,
+      tenantId: a.tenantId,
+      status: "escalated",
+      set: { ownerStaffId: null },
+      messages: [
+        {
+          tenantId: a.tenantId,
+          conversationId: conv.id,
+          ...notice(`${a.staff.name} is no longer available. Another person from our team will join here as soon as they can.`),
+        },
+      ],
+    });
+    addAudit(s, "audit", {
+      tenantId: a.tenantId,
+      runId: conv.activeRunId,
+      actor: a.actor,
+      action: "conversation.released",
+      subject: conv.id,
+      data: { staffId: a.staff.id, why: "deactivated", handoffId },
+    });
+    addEvent(s, "ev", {
+      tenantId: a.tenantId,
+      conversationId: conv.id,
+      type: "conversation.updated",
+      data: { status: "escalated", ownerStaffId: null },
+    });
+    await s.run(tx);
+  }
+  return held.length;
+}

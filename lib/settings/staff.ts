@@ -9,6 +9,7 @@ import { z } from "zod";
 import { type DB, storeOf } from "@/lib/db/kysely";
 import { AppError } from "@/lib/errors";
 import { withdrawApprovals } from "@/lib/store/handoffs";
+import { releaseConversationsOf } from "@/lib/conversations/takeover";
 import { log } from "@/lib/log";
 import { formatCents } from "@/lib/money";
 import { deliverMail, type QueuedMail, queueMail } from "@/lib/mail/send";
@@ -418,7 +419,9 @@ export async function updateStaff(client: object, actor: SettingsActor, raw: unk
 
 /**
  * Deactivates a person (they cannot sign in, and their sessions stop at the next request; their claims on queue
- * items are released) or reactivates them. Nobody deactivates themselves, and the last active admin stays.
+ * items are released, their approvals of items still waiting withdrawn, and the conversations they held go back to
+ * the queue) or reactivates them (nothing of that comes back). Nobody deactivates themselves, and the last active
+ * admin stays.
  */
 export async function setStaffActive(
   client: object,
@@ -451,6 +454,8 @@ export async function setStaffActive(
         // Their approvals of items still waiting for a second approver no longer count: someone who may still
         // approve must give it.
         withdrawApprovals(s, { tenantId: actor.tenantId, staffId: person.id, actor: admin.email, why: "deactivated" });
+        // The customers they were talking with wait for another person, in the queue.
+        await releaseConversationsOf(tx, { tenantId: actor.tenantId, staff: person, actor: admin.email });
       }
       addAudit(s, "audit", {
         tenantId: actor.tenantId,
