@@ -117,13 +117,6 @@ export interface LockedHandoff {
 }
 
 /**
- * Locks a handoff of the caller's tenant AND its run (in that order, every decider and the expiry alike): racing
- * decisions on one handoff are serialised — the first wins, the rest see its result — and decisions on two calls of
- * one run too, so the last one to settle sees the other's outcome and resumes the run. Another tenant's id: null.
- * What a decision checks (its approvers so far, the decider, the pending call) is read by the second statement, whose
- * snapshot is taken once the handoff is ours: a decider that waited for the lock sees what the one before it wrote.
- */
-/**
  * An approval stands while its approver (`s`, their StaffUser row) may still give it: active in the handoff's shop,
  * with an authority that covers `amount`. One that no longer stands is not counted — neither when the next approval
  * comes (`lockForDecision`) nor when the approved call runs (lib/runtime/execution) — however the person's row was
@@ -186,6 +179,13 @@ export function withdrawApprovals(
   );
 }
 
+/**
+ * Locks a handoff of the caller's tenant AND its run (in that order, every decider and the expiry alike): racing
+ * decisions on one handoff are serialised — the first wins, the rest see its result — and decisions on two calls of
+ * one run too, so the last one to settle sees the other's outcome and resumes the run. Another tenant's id: null.
+ * What a decision checks (its approvers so far, the decider, the pending call) is read by the second statement, whose
+ * snapshot is taken once the handoff is ours: a decider that waited for the lock sees what the one before it wrote.
+ */
 /** What the second statement of `lockForDecision` reads besides the call. */
 type DecisionChecks = Pick<
   LockedHandoff,

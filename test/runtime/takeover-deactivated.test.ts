@@ -27,7 +27,7 @@ async function heldBySol() {
 describe("a person deactivated while they hold conversations", () => {
   it("each conversation waits for a person again, in the queue, the customer told; another person takes it over", async () => {
     const conversationId = await heldBySol();
-    expect((await takeOverConversation(h.db, as("raj"), conversationId).catch((e: { code: string }) => e)).code).toBe("CONVERSATION_OWNED");
+    await expect(takeOverConversation(h.db, as("raj"), conversationId)).rejects.toMatchObject({ code: "CONVERSATION_OWNED" });
 
     await setStaffActive(h.db, as("ada"), { staffId: h.staff.sol.id, active: false });
 
@@ -61,8 +61,6 @@ describe("a person deactivated while they hold conversations", () => {
     await setStaffActive(h.db, as("ada"), { staffId: h.staff.sol.id, active: false });
     await setStaffActive(h.db, as("ada"), { staffId: h.staff.sol.id, active: true });
     expect(await h.db.conversation.findUniqueOrThrow({ where: { id: conversationId } })).toMatchObject({ ownerStaffId: null });
-    expect((await takeOverConversation(h.db, as("sol"), other.conversationId).catch((e: { code: string }) => e)).code).toBe(
-      "CONVERSATION_OWNED",
-    );
+    await expect(takeOverConversation(h.db, as("sol"), other.conversationId)).rejects.toMatchObject({ code: "CONVERSATION_OWNED" });
   });
 });
