@@ -30,6 +30,8 @@ export interface Harness {
   effects(): Promise<Array<{ toolName: string; idempotencyKey: string; outcome: unknown; runId: string }>>;
   /** The conversation's messages as the model would see them now, checked against the pairing contract. */
   transcriptProblems(conversationId: string): Promise<string[]>;
+  /** The errors of the conversation's model calls the provider refused as an invalid request (400). */
+  badRequests(conversationId: string): Promise<string[]>;
   runDetail(runId: string): ReturnType<typeof runDetail>;
   newDeps(workerId: string, model?: RuntimeDeps["model"]): RuntimeDeps;
   /** Publishes a new policy version for acme: the demo rules, changed. */
@@ -76,6 +78,10 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
     effects: () => db.effectLedger.findMany({ orderBy: { createdAt: "asc" } }),
     async transcriptProblems(conversationId) {
       return transcriptViolations(buildModelMessages(await loadTranscript(storeOf(db), conversationId)));
+    },
+    async badRequests(conversationId) {
+      const calls = await db.modelCall.findMany({ where: { run: { conversationId } }, orderBy: { createdAt: "asc" } });
+      return calls.flatMap((c) => (c.error?.startsWith("bad_request") ? [c.error] : []));
     },
     runDetail: (runId) => runDetail(db, runId),
     newDeps: (workerId, m = model) => ({ ...deps, workerId, model: m }),

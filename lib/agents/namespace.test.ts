@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AGENT_AS_TOOL_MARKER, localId, namespacedId, parseNamespacedId, scopeOf } from "./namespace";
+import { AGENT_AS_TOOL_MARKER, localId, namespacedId, parseNamespacedId, scopeOf, unusableToolUseIds } from "./namespace";
 
 describe("namespaced interrupt ids", () => {
   it.each([["toolu_01"], ["a:b"], ["50%"], ["%3A"], ["v1"], ["v1:agent_as_tool:toolu_9:x"], [""]])(
@@ -31,5 +31,15 @@ describe("namespaced interrupt ids", () => {
     expect(parseNamespacedId(level2)).toEqual({ outer: level1, inner: "inner" });
     expect(localId(scopeOf(level1), level2)).toBe("inner");
     expect(localId(scopeOf("outer"), level2)).toBeNull();
+  });
+});
+
+describe("tool_use ids a model's reply may not use", () => {
+  it("an id repeated in the reply, already used earlier in the conversation, or opening with the marker", () => {
+    expect(unusableToolUseIds([{ id: "a" }, { id: "b" }], new Set(["c"]))).toBeNull();
+    expect(unusableToolUseIds([{ id: "a" }, { id: "a" }])).toMatch(/appears twice/);
+    // The provider refuses a request carrying one id twice, wherever the first one is.
+    expect(unusableToolUseIds([{ id: "b" }, { id: "c" }], new Set(["c"]))).toMatch(/c was already used earlier/);
+    expect(unusableToolUseIds([{ id: `${AGENT_AS_TOOL_MARKER}x:y` }])).toMatch(/reserved prefix/);
   });
 });

@@ -36,13 +36,16 @@ export function localId(scope: string, id: string): string | null {
 }
 
 /**
- * Why a model's tool_use ids cannot be recorded, if they cannot: an id repeated in one message, or one posing as a
- * namespaced id (the marker is the runtime's; a model's id that opened with it could collide with a specialist's call).
+ * Why a model's tool_use ids cannot be recorded, if they cannot: an id repeated in one message or already used by an
+ * earlier message of the conversation (`used`: the provider refuses a request carrying one id twice, and the run's
+ * calls are keyed by it), or one posing as a namespaced id (the marker is the runtime's; a model's id that opened
+ * with it could collide with a specialist's call).
  */
-export function unusableToolUseIds(uses: Array<{ id: string }>): string | null {
+export function unusableToolUseIds(uses: Array<{ id: string }>, used: ReadonlySet<string> = new Set()): string | null {
   const seen = new Set<string>();
   for (const u of uses) {
     if (seen.has(u.id)) return `the tool_use id ${u.id} appears twice`;
+    if (used.has(u.id)) return `the tool_use id ${u.id} was already used earlier in the conversation`;
     if (u.id.startsWith(AGENT_AS_TOOL_MARKER)) return `the tool_use id ${u.id} uses the runtime's reserved prefix`;
     seen.add(u.id);
   }

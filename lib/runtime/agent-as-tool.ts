@@ -30,7 +30,7 @@ import {
 } from "@/lib/store/agent-turns";
 import { addModelCall, addShopSpend } from "@/lib/store/model-calls";
 import { addToolCalls, callsOfScope, type ToolCallRow } from "@/lib/store/tool-calls";
-import type { ContentBlock } from "@/lib/store/transcript";
+import { type ContentBlock, toolUseIdsIn, withoutBlankText } from "@/lib/store/transcript";
 import { getTool, toolDefinitionsForModel } from "@/lib/tools/registry";
 import { ToolError, type ToolErrorBody } from "@/lib/tools/types";
 import { exhaustedBudget } from "./budgets";
@@ -330,7 +330,8 @@ async function modelTurnOf(sp: Scope, w: StepWrite): Promise<Step> {
   state.spend.conversation += costMicros;
   state.spend.shopDay += costMicros;
 
-  const content = message.content as ContentBlock[];
+  // Kept without blank text blocks: the provider would refuse the specialist's next request with one in it.
+  const content = withoutBlankText(message.content as ContentBlock[]);
   const uses = message.content.filter((c): c is Anthropic.ToolUseBlock => c.type === "tool_use");
   const text = message.content
     .filter((c): c is Anthropic.TextBlock => c.type === "text")
@@ -345,14 +346,16 @@ async function modelTurnOf(sp: Scope, w: StepWrite): Promise<Step> {
       return { kind: "report", text };
     case "tool_use": {
       if (!uses.length) return { kind: "failed", why: "it stopped for a tool call without one." };
-      const unusable = unusableToolUseIds(uses);
+      const unusable = unusableToolUseIds(uses, toolUseIdsIn(sp.turn.messages));
       if (unusable) return { kind: "failed", why: `its reply could not be used (${unusable}).` };
       sp.turn.messages.push({ role: "assistant", content });
       return recordCalls(sp, w, uses);
     }
     case "pause_turn":
+      // A call of ours in it would never be answered (pause_turn is for the provider's own tools).
+      if (uses.length) return { kind: "failed", why: "it paused its turn with a tool call in it." };
       // Sent back as it is: the model continues from it (its turns are capped).
-      sp.turn.messages.push({ role: "assistant", content });
+      if (content.length) sp.turn.messages.push({ role: "assistant", content });
       sp.turn.messages.push({ role: "user", content: [{ type: "text", text: "Continue." }] });
       return { kind: "continue" };
     case "max_tokens":

@@ -12,7 +12,7 @@ import type { ModelToolDefinition } from "@/lib/model/types";
 import type { Policy } from "@/lib/policy/policy";
 import type { RunCounters } from "@/lib/store/lease";
 import { addModelCall, addShopSpend, type ModelCallRecord } from "@/lib/store/model-calls";
-import { type ContentBlock, type TranscriptRow, transcriptViolations } from "@/lib/store/transcript";
+import { type ContentBlock, type TranscriptRow, toolUseIdsIn, transcriptViolations, withoutBlankText } from "@/lib/store/transcript";
 import { toolDefinitionsForModel } from "@/lib/tools/registry";
 import type { RuntimeDeps } from "./deps";
 import { endRun, escalateRun } from "./end";
@@ -123,12 +123,10 @@ async function modelTurn(
   let held: string[] | null = inFlight ? [] : null;
   const onDelta = onTextDelta && ((delta: string) => (held ? held.push(delta) : asSent && onTextDelta(delta)));
   const sending = deps.model.send(context.request, { stream: !!onTextDelta, onTextDelta: onDelta ?? undefined });
-  try {
-    await land();
-  } catch (err) {
-    sending.catch(() => undefined); // its answer is never used
-    throw err;
-  }
+  // Handled at once: a request that fails before the step in flight has landed is no unhandled rejection (it is
+  // awaited below — or never, when landing fails).
+  sending.catch(() => undefined);
+  await land();
   throughSeq = rows[rows.length - 1]?.seq ?? 0;
   const heldBack = held ?? [];
   held = null;
@@ -201,7 +199,9 @@ async function modelTurn(
     state.spend.conversation += costMicros;
     state.spend.shopDay += costMicros;
   };
-  const content = message.content as ContentBlock[];
+  // Stored as it came, less blank text blocks: the provider refuses them in a request, so one kept would break every
+  // later request of the conversation (the model call above keeps the reply exactly).
+  const content = withoutBlankText(message.content as ContentBlock[]);
 
   if (!asSent) {
     // Customer text joined the step in flight: the model answered a conversation without it. The call is kept (it
@@ -216,7 +216,7 @@ async function modelTurn(
     case "tool_use": {
       if (!toolUses.length)
         return escalate("no_progress", "The model stopped for tool_use without a tool call.", "Malformed model response.", step());
-      const unusable = unusableToolUseIds(toolUses);
+      const unusable = unusableToolUseIds(toolUses, toolUseIdsIn(rows));
       if (unusable)
         return escalate("no_progress", `The model's tool calls could not be recorded: ${unusable}.`, "Malformed model response.", step());
       const outcome = await recordToolUseTurn(deps, state, rows, toolUses, step(), content);
@@ -231,7 +231,8 @@ async function modelTurn(
       const blocking = problems.filter((p) => p.kind !== "unanswered_concern" || run.corrections < MAX_CORRECTIONS);
       if (blocking.length) {
         const w = step();
-        w.message({ role: "assistant", author: "AGENT", content }); // kept in the transcript, never shown
+        // Kept in the transcript, never shown — unless it is empty: the provider refuses an empty message.
+        if (content.length) w.message({ role: "assistant", author: "AGENT", content });
         if (run.corrections >= MAX_CORRECTIONS) {
           return escalate(
             "no_progress",
@@ -246,11 +247,10 @@ async function modelTurn(
           author: "HARNESS",
           content: [{ type: "text", text: harnessNote(`stop-check: ${blocking.map((p) => p.message).join(" ")}`) }],
         });
-        const row = await w.run<{ a: number; b: number }>(db, sql`(SELECT seq FROM conv_m0) AS a, (SELECT seq FROM conv_m1) AS b`);
+        await w.run(db);
         counted();
         state.counters.corrections += 1;
         state.transcript = null;
-        void row;
         return { kind: "next" };
       }
       const completed = await completeWithReply(deps, state, step(), content, text);
@@ -276,12 +276,18 @@ async function modelTurn(
     case "pause_turn": {
       if (run.pauseTurns >= MAX_PAUSE_TURNS)
         return escalate("no_progress", `The model paused its turn more than ${MAX_PAUSE_TURNS} times.`, "pause_turn loop.", step());
+      // pause_turn is for the provider's own tools: a call of ours in it is never run, so its tool_use, stored, would
+      // stay unanswered (and the run would look as if it were in its tool step with no calls recorded).
+      if (toolUses.length)
+        return escalate("no_progress", "The model paused its turn with a tool call in it.", "Malformed model response.", step());
       const w = step().count({ pauseTurns: 1 });
-      w.message({ role: "assistant", author: "AGENT", content }); // sent back as it is; the model continues from it
-      const row = await w.run<{ seq: number }>(db, sql`seq FROM conv_m0`);
+      // Sent back as it is; the model continues from it (nothing is stored when it is empty: the request goes again).
+      const kept = content.length > 0;
+      if (kept) w.message({ role: "assistant", author: "AGENT", content });
+      const row = await w.run<{ seq: number }>(db, kept ? sql`seq FROM conv_m0` : undefined);
       counted();
       state.counters.pauseTurns += 1;
-      extendTranscript(state, { seq: row!.seq, role: "assistant", content, author: "AGENT", runId: ref.id });
+      if (kept) extendTranscript(state, { seq: row!.seq, role: "assistant", content, author: "AGENT", runId: ref.id });
       return { kind: "next" };
     }
 

@@ -232,14 +232,37 @@ export function transcriptKnownThrough(conversationId: string, seq: number): Tra
   return known && known.through === seq ? [...known.rows] : null;
 }
 
+const isBlankText = (b: ContentBlock) => b.type === "text" && !b.text.trim();
+
+/**
+ * A model's content as the transcript keeps it: without blank text blocks, which the provider refuses in a request
+ * (as it refuses a message left with no content at all — a caller stores nothing then).
+ */
+export function withoutBlankText(content: ContentBlock[]): ContentBlock[] {
+  return content.some(isBlankText) ? content.filter((b) => !isBlankText(b)) : content;
+}
+
+/** The ids of every tool_use block in `messages` (transcript rows or a messages array). */
+export function toolUseIdsIn(messages: Array<{ content: unknown }>): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content as ContentBlock[]) if (b.type === "tool_use") ids.add(b.id);
+  }
+  return ids;
+}
+
 /**
  * The messages array as the model sees it: transcript rows in order, consecutive messages of one role merged
  * into one (the API would merge them too; merging here keeps tool_result-first ordering visible and checkable).
+ * Blank text blocks, and a message left empty without them, are not sent: the provider refuses them (rows stored
+ * before the runtime kept them out would otherwise break every later request of their conversation).
  */
 export function buildModelMessages(rows: Array<{ role: string; content: unknown }>): MessageParam[] {
   const out: MessageParam[] = [];
   for (const row of rows) {
-    const blocks = row.content as ContentBlock[];
+    const blocks = withoutBlankText(row.content as ContentBlock[]);
+    if (!blocks.length) continue;
     const last = out[out.length - 1];
     if (last && last.role === row.role) {
       last.content = [...(last.content as ContentBlock[]), ...blocks];
@@ -252,14 +275,23 @@ export function buildModelMessages(rows: Array<{ role: string; content: unknown 
 
 /**
  * Checks the pairing contract on a messages array: every tool_use is answered in the next user message by a
- * tool_result with its id, results come before any text. Used by tests and as a last guard before a request.
+ * tool_result with its id, results come before any text, tool_use ids are unique; and what the provider refuses in
+ * any message: no content, a blank text block. Used by tests and as a last guard before a request.
  */
 export function transcriptViolations(messages: MessageParam[]): string[] {
   const problems: string[] = [];
   if (messages[0] && messages[0].role !== "user") problems.push("first message is not from the user");
+  const seen = new Set<string>();
   messages.forEach((m, i) => {
-    if (m.role !== "assistant" || typeof m.content === "string") return;
+    if (typeof m.content === "string") return;
+    if (!m.content.length) problems.push(`message ${i}: no content`);
+    if (m.content.some(isBlankText)) problems.push(`message ${i}: a blank text block`);
+    if (m.role !== "assistant") return;
     const ids = m.content.filter((b) => b.type === "tool_use").map((b) => (b as Anthropic.ToolUseBlockParam).id);
+    for (const id of ids) {
+      if (seen.has(id)) problems.push(`message ${i}: tool_use id ${id} is used twice`);
+      seen.add(id);
+    }
     if (!ids.length) return;
     const next = messages[i + 1];
     if (!next) {

@@ -71,3 +71,48 @@ describe("bad input gets a clear error and writes nothing", () => {
     expect((await runDetail(h.db, out.runId!, h.acme.id)).run.id).toBe(out.runId);
   });
 });
+
+describe("malformed model output is refused before it runs, never stored for the provider to refuse later", () => {
+  const text = (t: string) => ({ type: "text" as const, text: t });
+  const lookup = (id: string, order: string) => ({ type: "tool_use" as const, id, name: "lookup_order", input: { order_number: order } });
+  const reply = (stop_reason: string, ...content: Array<ReturnType<typeof text> | ReturnType<typeof lookup>>) => ({
+    reply: { content, stop_reason },
+  });
+  const DANA = { customer: "dana@example.com" };
+
+  it("a blank text block beside a tool call is left out of the transcript; the call runs and the run completes", async () => {
+    // The provider refuses a request with a whitespace-only text block: stored, it would dead-letter the run.
+    h.script.push(reply("tool_use", text("\n\n"), lookup("toolu_ws", "A-1001")), reply("end_turn", text("A-1001 was delivered.")));
+    const out = await h.say("where is A-1001?", DANA);
+    expect(out.phase).toBe("COMPLETED");
+    expect(out.replies.map((r) => r.text)).toEqual(["A-1001 was delivered."]);
+    expect(h.script.requests[1]!.messages[1]).toMatchObject({ role: "assistant", content: [{ type: "tool_use", id: "toolu_ws" }] });
+    expect(await h.badRequests(out.conversationId)).toEqual([]);
+  });
+
+  it("a tool_use id reused from an earlier run is refused before the call runs; later messages are still answered", async () => {
+    // Sent again, the conversation would carry two tool_use blocks with one id, which the provider refuses.
+    h.script.push(reply("tool_use", lookup("toolu_same", "A-1001")), reply("end_turn", text("A-1001 was delivered.")));
+    const out = await h.say("where is A-1001?", DANA);
+    expect(out.phase).toBe("COMPLETED");
+    h.script.push(reply("tool_use", lookup("toolu_same", "A-1002")));
+    const reused = await h.say("and A-1002?", { conversationId: out.conversationId });
+    expect(reused.phase).toBe("ESCALATED");
+    const calls = await h.db.toolCall.findMany({ select: { toolUseId: true, input: true } });
+    expect(calls).toEqual([{ toolUseId: "toolu_same", input: { order_number: "A-1001" } }]);
+    h.script.push(reply("end_turn", text("You're welcome.")));
+    const next = await h.say("thanks", { conversationId: out.conversationId });
+    expect(next.replies.map((r) => r.text)).toContain("You're welcome.");
+    expect(await h.badRequests(out.conversationId)).toEqual([]);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+
+  it("a tool_use id reused from an earlier turn of the same run ends in a handoff, not a database error", async () => {
+    // The first call's row holds the id: recording the second would break the run's unique key on it.
+    h.script.push(reply("tool_use", lookup("toolu_same", "A-1001")), reply("tool_use", lookup("toolu_same", "A-1002")));
+    const out = await h.say("where are A-1001 and A-1002?", DANA);
+    expect(out.phase).toBe("ESCALATED");
+    expect(await h.db.toolCall.count()).toBe(1);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+  });
+});

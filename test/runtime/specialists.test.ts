@@ -276,6 +276,36 @@ describe("ids from two models (seed 003: answers routed by namespaced ids, never
   });
 });
 
+describe("a specialist's malformed reply never reaches its next request", () => {
+  // A specialist's messages go to the provider as the turn keeps them: what it would refuse must not be kept.
+  const lookupIn = (id: string, order: string) => use(id, "lookup_order", { order_number: order });
+  const outer = () => toolUse(use("toolu_outer", "ask_returns_specialist", { task: "Where is the parcel?", order_number: "A-1001" }));
+
+  it("a blank text block beside its tool call is left out; the call runs and the specialist reports", async () => {
+    scriptRoles(h.script, {
+      agent: [outer(), endTurn("A-1001 was delivered.")],
+      returns: [{ reply: { content: [text(" \n"), lookupIn("r1", "A-1001")], stop_reason: "tool_use" } }, endTurn("Delivered.")],
+    });
+    const out = await h.say("Where is A-1001?", dana);
+    expect(out.phase).toBe("COMPLETED");
+    expect(seen.returns[1]!.messages[1]).toMatchObject({ role: "assistant", content: [{ type: "tool_use", id: "r1" }] });
+    expect(await h.badRequests(out.conversationId)).toEqual([]);
+  });
+
+  it.each<[string, OfflineStep[], string[]]>([
+    ["reuses a tool_use id of its own earlier turn", [toolUse(lookupIn("r1", "A-1001")), toolUse(lookupIn("r1", "A-1002"))], ["A-1001"]],
+    ["pauses its turn with a tool call in it", [{ reply: { content: [lookupIn("r1", "A-1001")], stop_reason: "pause_turn" } }], []],
+  ])("one that %s fails as a tool error the agent can explain; the refused call never runs", async (_label, returns, looked) => {
+    scriptRoles(h.script, { agent: [outer(), endTurn("The specialist could not check A-1001.")], returns });
+    const out = await h.say("Where is A-1001?", dana);
+    expect(out.phase).toBe("COMPLETED");
+    const calls = await callsOf(out.runId!);
+    expect(calls.find((c) => c.toolUseId === "toolu_outer")).toMatchObject({ status: "FAILED", isError: true });
+    expect(calls.filter((c) => c.scope).map((c) => (c.input as { order_number: string }).order_number)).toEqual(looked);
+    expect(await h.badRequests(out.conversationId)).toEqual([]);
+  });
+});
+
 describe("a specialist that interrupts twice", () => {
   it("the first answer is applied once and never asked for or run again", async () => {
     scriptRoles(h.script, {

@@ -21,6 +21,7 @@ const reply = (
   stop_reason: string,
   ...content: Array<{ type: "text"; text: string } | { type: "tool_use"; name: string; input: unknown; id?: string }>
 ) => ({ reply: { content, stop_reason } });
+const lookup = (id: string, order: string) => ({ type: "tool_use" as const, id, name: "lookup_order", input: { order_number: order } });
 const DANA = { customer: "dana@example.com" };
 
 async function runOf(out: { runId: string | null }) {
@@ -96,6 +97,20 @@ describe("every stop_reason", () => {
     h.script.push(...Array.from({ length: 5 }, () => reply("pause_turn", text("…"))));
     const looping = await h.say("again", { conversationId: out.conversationId });
     expect(looping.phase).toBe("ESCALATED");
+  });
+
+  it("pause_turn carrying a tool call of ours is handed off, and no tool_use is stored that nothing would answer", async () => {
+    // pause_turn is for the provider's own tools: the run never reaches a tool step for this call, so a stored
+    // tool_use would stay unanswered and every later request of the conversation would be refused.
+    h.script.push(reply("pause_turn", text("Let me look."), lookup("toolu_p", "A-1001")));
+    const out = await h.say("where is A-1001?", DANA);
+    expect(out.phase).toBe("ESCALATED");
+    expect(await h.db.toolCall.count()).toBe(0);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+    h.script.push(reply("end_turn", text("Hi again.")));
+    const next = await h.say("hello?", { conversationId: out.conversationId });
+    expect(next.replies.map((r) => r.text)).toContain("Hi again.");
+    expect(await h.badRequests(out.conversationId)).toEqual([]);
   });
 
   it("refusal is never shown as success: a safe reply and a handoff", async () => {
@@ -180,6 +195,23 @@ describe("model faults", () => {
     h.script.push({ http: 400 });
     const out = await h.say("hi");
     expect(out.phase).toBe("DEAD_LETTER");
+  });
+
+  it("a request that fails while the previous step still commits is handled, never an unhandled rejection", async () => {
+    // The next request goes out before a read-only call's step has committed; the standalone worker installs no
+    // unhandledRejection handler, so a rejection nobody listens to yet could end the process.
+    const unhandled: unknown[] = [];
+    const note = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", note);
+    try {
+      h.script.push(reply("tool_use", lookup("toolu_a", "A-1001")), { http: 400, message: "invalid request" });
+      const out = await h.say("where is A-1001?", DANA);
+      expect(out.phase).toBe("DEAD_LETTER");
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      process.off("unhandledRejection", note);
+    }
+    expect(unhandled).toEqual([]);
   });
 });
 
@@ -284,6 +316,22 @@ describe("the stop check and guards", () => {
     expect(JSON.stringify(correction.messages[correction.messages.length - 1])).toContain("<support_note>stop-check:");
     const run = await runOf(out);
     expect(run.corrections).toBe(1);
+  });
+
+  it("an empty or blank reply goes back to the model as a correction, and the conversation carries on", async () => {
+    // Stored as it came, an empty assistant message (or a blank text block) makes every later request of the
+    // conversation invalid: the provider refuses it, and each run dead-letters.
+    h.script.push(reply("end_turn"), reply("end_turn", text(" \n")), reply("end_turn", text("Hello! How can I help?")));
+    const out = await h.say("hi");
+    expect(out.phase).toBe("COMPLETED");
+    expect(out.replies.map((r) => r.text)).toEqual(["Hello! How can I help?"]);
+    const correction = h.script.requests[1]!;
+    expect(JSON.stringify(correction.messages[correction.messages.length - 1])).toContain("Your reply was empty");
+    h.script.push(reply("end_turn", text("Hello again.")));
+    const next = await h.say("hello?", { conversationId: out.conversationId });
+    expect(next.replies.map((r) => r.text)).toEqual(["Hello again."]);
+    expect(await h.badRequests(out.conversationId)).toEqual([]);
+    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
   });
 
   it("a reply that keeps claiming a false effect is handed off after the bounded corrections", async () => {
