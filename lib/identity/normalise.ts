@@ -1,8 +1,16 @@
 import { createHash } from "node:crypto";
 
+/**
+ * An email's letters A–Z in lower case, and nothing else changed: full Unicode lower-casing folds other characters
+ * into ASCII (U+212A KELVIN SIGN becomes "k", U+0130 "İ" becomes "i̇"), so another address would name an account.
+ */
+export function lowerAscii(email: string): string {
+  return email.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
 /** Emails compare case- and whitespace-insensitively ("  Dana@Example.com " is dana@example.com). */
 export function normaliseEmail(raw: string): string {
-  return raw.trim().replace(/^<|>$/g, "").replace(/\.$/, "").toLowerCase();
+  return lowerAscii(raw.trim().replace(/^<|>$/g, "").replace(/\.$/, ""));
 }
 
 /** What attempt rows and codes are keyed by: the email never stored in clear for addresses without an account. */

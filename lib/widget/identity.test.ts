@@ -30,6 +30,13 @@ describe("verifyCustomerIdentity", () => {
     });
   });
 
+  it("folds only A–Z: an address that merely case-folds to another (a Kelvin sign for a k) stays itself", async () => {
+    const kelvin = await raw({ sub: "A\u212Aim@Example.org", iat: s, exp: s + 60 });
+    await expect(verifyCustomerIdentity(acme, kelvin, NOW)).resolves.toMatchObject({ email: "a\u212Aim@example.org" });
+    const dotted = await signCustomerIdentity(acme.widgetSecret, "\u0130da@example.com", 600, { shop: "acme", now: NOW });
+    await expect(verifyCustomerIdentity(acme, dotted, NOW)).resolves.toMatchObject({ email: "\u0130da@example.com" });
+  });
+
   it("accepts a token without aud (the secret alone binds it to the shop)", async () => {
     const token = await raw({ sub: "dana@example.com", iat: s, exp: s + 60 });
     await expect(verifyCustomerIdentity(acme, token, NOW)).resolves.toMatchObject({ email: "dana@example.com" });

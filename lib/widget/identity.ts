@@ -1,5 +1,6 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
 import { AppError } from "@/lib/errors";
+import { lowerAscii } from "@/lib/identity/normalise";
 
 /**
  * Customer identity for the widget: the shop's own backend signs who its signed-in customer is, as a
@@ -34,7 +35,7 @@ export async function signCustomerIdentity(
   const iat = Math.floor((opts.now ?? new Date()).getTime() / 1000);
   const jwt = new SignJWT({})
     .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
-    .setSubject(email.trim().toLowerCase())
+    .setSubject(lowerAscii(email.trim()))
     .setIssuedAt(iat)
     .setExpirationTime(iat + ttlSeconds);
   if (opts.shop) jwt.setAudience(`shop:${opts.shop}`);
@@ -104,5 +105,6 @@ export async function verifyCustomerIdentity(tenant: WidgetSecrets, token: unkno
     if (!audiences.includes(`shop:${tenant.slug}`)) throw refused("audience is another shop");
   }
   if (typeof sub !== "string" || !/^[^\s@]+@[^\s@]+$/.test(sub) || sub.length > 320) throw refused("sub is not an email");
-  return { email: sub.trim().toLowerCase(), expiresAt: new Date(exp * 1000) };
+  // Only A–Z is folded: an address that merely case-folds to a customer's (a Kelvin sign for a "k") names nobody.
+  return { email: lowerAscii(sub.trim()), expiresAt: new Date(exp * 1000) };
 }

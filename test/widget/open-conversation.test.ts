@@ -51,4 +51,16 @@ describe("startOrResumeConversation", () => {
     await expect(startOrResumeConversation(db, { tenant, token: null, identity })).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
     expect(await tdb.prisma.conversation.count()).toBe(before);
   });
+
+  it("an identity whose email only case-folds to a customer's (a Kelvin sign for the k) opens nobody's account", async () => {
+    // The shop signs ITS customer "a\u212Aim@example.org" — another address, an attacker's account at the shop. Full
+    // Unicode lower-casing folds U+212A KELVIN SIGN into an ASCII "k", which named akim@example.org: the chat opened
+    // verified as Alex Kim, at the strongest level there is.
+    const db = tdb.prisma as unknown as PrismaClient;
+    const tenant = await widgetTenant(db, "acme");
+    const before = await tdb.prisma.conversation.count();
+    const identity = await signCustomerIdentity(tenant.widgetSecret, "a\u212Aim@example.org", 600, { shop: "acme" });
+    await expect(startOrResumeConversation(db, { tenant, token: null, identity })).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
+    expect(await tdb.prisma.conversation.count()).toBe(before);
+  });
 });
