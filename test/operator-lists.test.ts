@@ -19,7 +19,10 @@ beforeAll(async () => {
   parked = { handoffId: out.handoffs[0]!.id, conversationId: out.conversationId };
   await h.decide(parked.handoffId, "raj@acme.test", "approve");
   // Copies of the decided handoff and of its effect, one a second apart, some of them with the same createdAt (the
-  // keyset's id breaks the tie), inserted by SQL as the load test's queue phase does.
+  // keyset's id breaks the tie), inserted by SQL as the load test's queue phase does. All in the past (the originals
+  // moved ten minutes back first): a list shows nothing dated after the moment it is read (lib/api/cursor).
+  await h.db.$executeRaw`UPDATE "Handoff" SET "createdAt" = "createdAt" - interval '10 minutes' WHERE id = ${parked.handoffId}`;
+  await h.db.$executeRaw`UPDATE "EffectLedger" SET "createdAt" = "createdAt" - interval '10 minutes' WHERE "tenantId" = ${h.acme.id}`;
   const copy = `'copy-' || lpad(n::text, 4, '0')`;
   const later = `t."createdAt" + (n / 2) * interval '1 second'`;
   // (The copies' toolCallId is null: a call has one handoff.)

@@ -9,7 +9,7 @@ import { loadPolicy } from "@/lib/runtime/policy";
 import { withCalls } from "@/lib/handoffs/calls";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
-import { afterCursor, decodeCursor, pageOf } from "@/lib/api/cursor";
+import { afterCursor, committedRows, decodeCursor, pageOf } from "@/lib/api/cursor";
 
 /** The operator surface (CLI, API): thin functions over the runtime, each returning plain JSON-able data. */
 
@@ -74,7 +74,7 @@ export async function pageOfHandoffs(db: PrismaTx, tenantId: string, filter: Han
   const where = handoffWhere(tenantId, filter);
   const after = afterCursor(decodeCursor(page.cursor, CLI_CURSOR_REFUSAL));
   const rows = await db.handoff.findMany({
-    where: { AND: [where, after] },
+    where: { AND: [where, after, await committedRows(db)] },
     include: { approvals: true },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: page.limit + 1,
@@ -182,7 +182,7 @@ export async function listEffects(db: PrismaTx, tenantSlug: string, page: PageRe
   if (filter.runId && !(await db.run.findFirst({ where: { id: filter.runId, tenantId: tenant.id }, select: { id: true } })))
     throw new AppError("NOT_FOUND", `This shop has no run ${filter.runId}.`);
   const rows = await db.effectLedger.findMany({
-    where: { AND: [{ tenantId: tenant.id }, filter.runId ? { runId: filter.runId } : {}, after] },
+    where: { AND: [{ tenantId: tenant.id }, filter.runId ? { runId: filter.runId } : {}, after, await committedRows(db)] },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: page.limit + 1,
   });

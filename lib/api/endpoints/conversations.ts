@@ -1,6 +1,6 @@
 // /api/v1/conversations: the shop's widget conversations, filtered, oldest first, in keyset pages.
 import type { Prisma } from "@/lib/db/prisma-types";
-import { afterCursor, decodeCursor, pageOf } from "../cursor";
+import { afterCursor, committedRows, decodeCursor, pageOf } from "../cursor";
 import { defineEndpoint } from "../endpoint";
 import { conversationListQuerySchema, conversationListSchema } from "../schemas";
 
@@ -31,7 +31,7 @@ export const listConversationsEndpoint = defineEndpoint(
       if (!customer) return { data: [], nextCursor: null };
       and.push({ OR: [{ customerId: customer.id }, { verifiedCustomerId: customer.id }] });
     }
-    and.push(afterCursor(decodeCursor(query.cursor)));
+    and.push(afterCursor(decodeCursor(query.cursor)), await committedRows(db));
     const rows = await db.conversation.findMany({
       where: { AND: and },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],

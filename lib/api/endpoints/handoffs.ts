@@ -9,7 +9,7 @@ import { withCalls } from "@/lib/handoffs/calls";
 import { type PresentedHandoff, presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
 import { resumeRun } from "@/lib/runtime/resume";
-import { afterCursor, decodeCursor, pageOf } from "../cursor";
+import { afterCursor, committedRows, decodeCursor, pageOf } from "../cursor";
 import { defineEndpoint } from "../endpoint";
 import {
   decisionRequestSchema,
@@ -58,6 +58,7 @@ export const listHandoffsEndpoint = defineEndpoint(
         query.since ? { createdAt: { gte: query.since } } : {},
         query.until ? { createdAt: { lt: query.until } } : {},
         afterCursor(decodeCursor(query.cursor)),
+        await committedRows(db),
       ],
     };
     const rows = await db.handoff.findMany({
