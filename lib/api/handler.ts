@@ -91,8 +91,13 @@ function refusal(err: unknown, headers: Headers): { status: number; body: unknow
   if (!(err instanceof AppError)) log.error({ err }, "api request failed");
   const error = toPublicError(err);
   if (error.code === "RATE_LIMITED") {
-    headers.set("retry-after", String(error.details?.retryAfterSeconds ?? 60));
+    // The refusal carries the three RateLimit headers too, as every answer to a token does: the window ends when the
+    // caller may try again.
+    const retryAfter = String(error.details?.retryAfterSeconds ?? 60);
+    headers.set("retry-after", retryAfter);
+    if (error.details?.limit !== undefined) headers.set("ratelimit-limit", String(error.details.limit));
     headers.set("ratelimit-remaining", "0");
+    headers.set("ratelimit-reset", retryAfter);
   }
   if (error.code === "UNAUTHENTICATED") headers.set("www-authenticate", 'Bearer realm="api", error="invalid_token"');
   return { status: apiStatusFor(error.code), body: { error } };

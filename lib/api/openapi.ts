@@ -111,7 +111,9 @@ function errorResponses(codes: AppErrorCode[]): ApiOperation["responses"] {
 
 /** The endpoint's error codes as the document lists them: the common ones of authenticated endpoints, then its own. */
 export function errorCodesOf(endpoint: ApiEndpoint): AppErrorCode[] {
-  return [...new Set(endpoint.scope === null ? [...endpoint.errors, "INTERNAL" as const] : [...COMMON_ERRORS, ...endpoint.errors])];
+  const common = endpoint.scope === null ? ["INTERNAL" as const] : COMMON_ERRORS;
+  // A body is read at most 32 kB far: any endpoint that takes one can answer 413.
+  return [...new Set([...common, ...endpoint.errors, ...(endpoint.body ? ["TOO_LARGE" as const] : [])])];
 }
 
 function operationOf(endpoint: ApiEndpoint): ApiOperation {

@@ -104,6 +104,14 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/handoffs/{id}/decision"]!.post!["x-error-codes"]).toEqual(
       expect.arrayContaining(["STALE_VERSION", "ALREADY_DECIDED", "OVER_AUTHORITY", "NOT_FOUND", "RATE_LIMITED", "UNAUTHENTICATED"]),
     );
+    // Every operation that takes a body can answer 413 (a body is read at most 32 kB far); the others cannot.
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const op of Object.values(ops)) {
+        const takesBody = "requestBody" in op!;
+        expect(op!["x-error-codes"].includes("TOO_LARGE"), `${p}`).toBe(takesBody);
+        expect("413" in op!.responses, `${p}`).toBe(takesBody);
+      }
+    }
   });
 
   it("names a component schema for every named zod schema (none inlined under another name)", () => {

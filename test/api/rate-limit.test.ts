@@ -52,6 +52,12 @@ describe("rate limit per token", () => {
       const retryAfter = Number(refused.headers.get("retry-after"));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
+      // Every answer to a valid token carries the three RateLimit headers (README), the refusal too.
+      expect({
+        limit: refused.headers.get("ratelimit-limit"),
+        remaining: refused.headers.get("ratelimit-remaining"),
+        reset: refused.headers.get("ratelimit-reset"),
+      }).toEqual({ limit: "4", remaining: "0", reset: String(retryAfter) });
     }
     // The counter lives in the database, under the token's id.
     const row = await tdb.prisma.apiRateLimit.findFirstOrThrow({
