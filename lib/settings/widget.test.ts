@@ -93,6 +93,9 @@ describe("allowed origins", () => {
     ["http://shop.example.com", /https/],
     ["javascript:alert(1)", /origin like/],
     ["", /origin like/],
+    ["https://*", /origin like/],
+    ["https://*.example.com", /origin like/],
+    ["https://%2a.example.com", /origin like/],
   ])("refuses %s", (raw, why) => {
     expect(() => parseAllowedOrigin(raw)).toThrow(
       expect.objectContaining({ code: "INVALID_INPUT", userMessage: expect.stringMatching(why) }),

@@ -11,6 +11,13 @@ describe("normalizeOrigin", () => {
     ["", null],
     [null, null],
     ["file:///etc/passwd", null],
+    // A pattern is no origin: as a frame-ancestors source, "https://*" would match every https page.
+    ["https://*", null],
+    ["https://*.example.com", null],
+    ["https://%2a.example.com", null],
+    ["https://shop.exämple.com", "https://shop.xn--exmple-cua.com"],
+    ["http://[::1]:3000", "http://[::1]:3000"],
+    ["http://127.0.0.1:3000", "http://127.0.0.1:3000"],
   ])("%s → %s", (input, expected) => {
     expect(normalizeOrigin(input)).toBe(expected);
   });
@@ -27,6 +34,7 @@ describe("isAllowedParentOrigin", () => {
     ["same host, other scheme", "http://shop.example.com", ["https://shop.example.com"], false],
     ["same host, other port", "http://localhost:3101", [], false],
     ["opaque origin", "null", ["null"], false],
+    ["a wildcard saved before it was refused", "https://*", ["https://*"], false],
   ])("%s", (_name, parent, allowed, expected) => {
     expect(isAllowedParentOrigin(parent as string, allowed as string[], app)).toBe(expected);
   });

@@ -12,11 +12,18 @@ export function normalizeOrigin(value: unknown): string | null {
   try {
     const url = new URL(value);
     if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+    // A host name (IDN as punycode, as the URL parser gives it) or an IP address — never a pattern: the URL parser
+    // takes "*" (or "%2a") in a host, and an origin of "https://*" would be a frame-ancestors source matching every
+    // https page.
+    if (!HOST.test(url.hostname) && !/^\[[0-9a-f:.]+\]$/.test(url.hostname)) return null;
     return url.origin;
   } catch {
     return null;
   }
 }
+
+/** Labels of letters, digits, "-" and "_", dot-separated (a final dot allowed). */
+const HOST = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$/;
 
 /** True when `parent` is the app's own origin (one of `appOrigins`) or on the tenant's allow-list. */
 export function isAllowedParentOrigin(parent: string | null, allowedOrigins: readonly string[], appOrigins: readonly string[]): boolean {
