@@ -459,7 +459,10 @@ async function regateEdit(
   if (typeof original.order_number === "string" && String(input.order_number ?? "").toUpperCase() !== original.order_number.toUpperCase()) {
     throw new AppError("INVALID_INPUT", "An edit may change the terms, not which order it applies to.");
   }
-  const policy = await loadPolicy(tx, h.tenantId);
+  // Judged under the policy its run started with, as the approval itself is: a version published since applies to
+  // runs that start after it.
+  const run = h.runId ? await tx.selectFrom("Run").select("policyVersion").where("id", "=", h.runId).executeTakeFirst() : undefined;
+  const policy = await loadPolicy(tx, h.tenantId, run?.policyVersion);
   // The parked call itself is not counted in the totals its edit is judged on.
   const facts = await tool.facts(input, { db: tx, tenantId: h.tenantId, policy, callId: h.toolCallId ?? undefined });
   const conversation = await readVerification(tx, h.conversationId);

@@ -383,6 +383,31 @@ describe("who may decide", () => {
 
 // Four eyes hold for what runs: an edit is judged by the approval bands too (not only by the editor's authority),
 // and an approval counts only for the terms it was given for.
+describe("an edit judged under the run's policy", () => {
+  it("a reviewer's edit of a parked call is re-gated under the run's policy version, not the one published since", async () => {
+    const out = await h.say("Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.");
+    expect(out.phase).toBe("WAITING_FOR_APPROVAL");
+    const handoff = out.handoffs[0]!;
+    const runVersion = (await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).policyVersion;
+    // After the run parked, the admin lowers the refusal ceiling to $200.
+    await h.publish((r) => ({
+      ...r,
+      refund: { ...r.refund, autoMaxCents: 10000, twoApproversFromCents: 15000, approvalMaxCents: 20000 },
+    }));
+    expect((await h.db.tenant.findUniqueOrThrow({ where: { id: h.acme.id } })).policyVersion).not.toBe(runVersion);
+    // Raj (authority $1,000) trims the refund to $240: inside the run's version's band ($100–$500, one approver).
+    const decided = await h.decide(handoff.id, "raj@acme.test", "edit", {
+      input: { order_number: "A-1002", amount_cents: 24000, reason: "partial" },
+      version: 1,
+    });
+    expect(decided).toMatchObject({ outcome: "approved" });
+    const call = await h.db.toolCall.findFirstOrThrow({ where: { runId: out.runId!, name: "refund_order" } });
+    const rows = await h.db.gateDecision.findMany({ where: { toolCallId: call.id, actor: h.staff.raj.id } });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((r) => r.policyVersion))).toEqual(new Set([runVersion]));
+  });
+});
+
 describe("four eyes and edits", () => {
   const refundA1004 = (amount_cents: number) => ({
     reply: {
