@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import { AppError } from "@/lib/errors";
-import { type PolicyRules, policyRulesSchema } from "@/lib/policy/policy";
+import { type PolicyRules, type PolicyRulesInput, policyRulesSchema } from "@/lib/policy/policy";
 import { createHarness, type Harness } from "@/test/runtime-harness";
 import { compareWithDraft, type RecordedCall, recordedCalls, WHAT_IF_PAGE_SIZE, whatIf } from "./what-if";
 
@@ -251,5 +251,60 @@ describe("what-if over the calls a real runtime recorded", () => {
     expect((bad as AppError).details?.fields).toMatchObject({
       "refund.twoApproversFromCents": expect.stringMatching(/at least the automatic limit/),
     });
+  });
+});
+
+describe("what-if of a draft with another per-customer window", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("counts the customer's automatic total again over a draft's other window, as the gates would", async () => {
+    // Dana's automatic $42.50 refund, 10 days ago.
+    const first = await h.say("Hi, I'm dana@example.com. My order A-1001 arrived damaged, please refund it.");
+    expect((await h.effects()).map((e) => e.toolName)).toEqual(["refund_order"]);
+    await h.db.toolCall.updateMany({
+      where: { runId: first.runId!, name: "refund_order" },
+      data: { createdAt: new Date(Date.now() - 10 * 86_400_000) },
+    });
+    const bands = (r: PolicyRulesInput, windowDays: number): PolicyRulesInput => ({
+      ...r,
+      refund: {
+        ...r.refund,
+        autoMaxCents: 25000,
+        twoApproversFromCents: 40000,
+        approvalMaxCents: 50000,
+        autoPerCustomerMaxCents: 28000,
+        autoPerCustomerWindowDays: windowDays,
+      },
+    });
+    await h.publish((r) => bands(r, 30));
+    // $250 on A-1002: within the automatic limit, but with the $42.50 of the last 30 days over her $280 total.
+    const parked = await h.say("Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.");
+    expect(parked.phase).toBe("WAITING_FOR_APPROVAL");
+    const parkedCall = await h.db.toolCall.findFirstOrThrow({ where: { runId: parked.runId!, name: "refund_order" } });
+
+    // The admin previews a 7-day window (the $42.50 of 10 days ago no longer counts).
+    const current = await h.db.policyVersion.findFirstOrThrow({
+      where: { tenantId: h.acme.id },
+      orderBy: { createdAt: "desc" },
+    });
+    const draft = bands(current.rules as unknown as PolicyRulesInput, 7);
+    const report = await whatIf(h.db, { staffId: h.staff.ada.id, tenantId: h.acme.id }, { rules: draft, days: 28 });
+
+    // What the gates really do under that draft: the same request runs automatically.
+    await h.decide(parked.handoffs[0]!.id, "raj@acme.test", "deny", { reason: "asked again below" });
+    await h.publish((r) => bands(r, 7));
+    const again = await h.say("Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.");
+    expect(again.handoffs).toHaveLength(0);
+    expect((await h.effects()).map((e) => e.toolName)).toEqual(["refund_order", "refund_order"]);
+
+    // The what-if should have said so for the parked call.
+    const moved = report.changed.calls.find((c) => c.toolCallId === parkedCall.id);
+    expect(moved?.now.outcome).toBe("automatic");
   });
 });

@@ -279,8 +279,57 @@ export async function whatIf(
   const rules = validateDraft(input.rules);
   const since = new Date((input.now ?? new Date()).getTime() - days * 24 * 60 * 60 * 1000);
   const { calls, truncated } = await callsToJudge(client, actor.tenantId, since);
-  const report = compareWithDraft(calls, rules, { page: input.page });
+  const report = compareWithDraft(await withDraftWindows(client, actor.tenantId, calls, rules), rules, { page: input.page });
   return { days, since, truncated, ...report };
+}
+
+/**
+ * A money call's per-customer total was counted over the window of the policy it was judged under: a draft with
+ * another window is judged on the total the gates would count under it — the customer's automatic calls of that
+ * tool over the draft's window before the call, counted again (one query for every call whose window differs).
+ */
+export async function withDraftWindows(
+  client: object,
+  tenantId: string,
+  calls: RecordedCall[],
+  rules: PolicyRules,
+): Promise<RecordedCall[]> {
+  const windowOf = (tool: string) =>
+    tool === "refund_order"
+      ? rules.refund.autoPerCustomerWindowDays
+      : tool === "create_replacement"
+        ? rules.replacement.autoPerCustomerWindowDays
+        : null;
+  const recount = calls.filter((c) => {
+    const days = windowOf(c.toolName);
+    return days !== null && c.facts?.totals && c.facts.customerId && c.facts.totals.windowDays !== days;
+  });
+  if (!recount.length) return calls;
+  const asked = recount.map((c) => ({
+    id: c.id,
+    name: c.toolName,
+    customer: c.facts.customerId,
+    at: c.createdAt.toISOString(),
+    days: windowOf(c.toolName),
+  }));
+  // Worth as the gates count it (lib/tools/order-helpers `moneyFacts`): a refund its amount, a replacement its value.
+  const { rows } = await sql<{ id: string; cents: number }>`
+    SELECT t.id, (SELECT coalesce(sum(CASE WHEN c.name = 'refund_order' THEN (coalesce(c."effectiveInput", c.input)->>'amount_cents')::int
+                                            ELSE (c."gateFacts"->>'amountCents')::int END), 0)::int
+                  FROM "ToolCall" c
+                  WHERE c."tenantId" = ${tenantId} AND c.name = t.name AND c.id <> t.id AND c.status = 'SUCCEEDED'
+                    AND c."decidedById" IS NULL AND c."gateFacts"->>'customerId' = t.customer
+                    AND c."createdAt" < t.at AND c."createdAt" > t.at - make_interval(days => t.days)) AS cents
+    FROM jsonb_to_recordset(${JSON.stringify(asked)}::jsonb) AS t(id text, name text, customer text, at timestamp, days int)`.execute(
+    storeOf(client),
+  );
+  const counted = new Map(rows.map((r) => [r.id, r.cents]));
+  return calls.map((c) => {
+    const cents = counted.get(c.id);
+    if (cents === undefined || !c.facts.totals) return c;
+    const totals = { ...c.facts.totals, customerAutoCents: cents, windowDays: windowOf(c.toolName)! };
+    return { ...c, facts: { ...c.facts, totals } };
+  });
 }
 
 /** The calls a what-if judges: the newest WHAT_IF_MAX_CALLS since `since` (`truncated`: there were more). */
