@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { SYSTEM_PROMPT } from "@/lib/agent/prompt";
+import { quotesInstructions } from "@/lib/agent/prompt-leak";
 import { ReplyRelease, safeToRelease } from "./reply-release";
+import { stopCheck } from "./stop-check";
 
 /** Streams `text` in chunks of `size` characters; returns every text shown, in order. */
 function stream(text: string, effectsDone: string[], size = 3): string[] {
@@ -32,6 +35,34 @@ describe("releasing a streamed reply sentence by sentence", () => {
       const shown = stream(`Let me check. ${claim} Anything else I can help with?`, [], size);
       expect(shown.join("\n"), `chunks of ${size}`).not.toContain(claim.slice(0, 12));
       expect(shown.at(-1) ?? "").toBe(shown.length ? "Let me check." : "");
+    }
+  });
+
+  it.each(["I've issued a full credit for A-1002 to your card.", "I have sent it to your card."])(
+    "holds %j, a wording the stop check blocks as a false claim",
+    (claim) => {
+      // The release and the stop check must agree: a draft the stop check then sends back was on screen for a moment.
+      expect(stopCheck({ reply: claim, effectsDone: [], ordersRaised: [] }).map((p) => p.kind)).toContain("false_claim");
+      for (const size of [1, 5, 50]) {
+        const shown = stream(`Thanks for waiting. ${claim} Anything else?`, [], size);
+        expect(shown.join("\n"), `chunks of ${size}`).not.toContain(claim.slice(0, 12));
+      }
+    },
+  );
+
+  it("instructions quoted a few words per sentence are held once the sentences together quote them", () => {
+    // 24 words of the system prompt as sentences of 4: no sentence alone is a quote, the reply is (the stop check's rule).
+    const words = (SYSTEM_PROMPT.match(/[A-Za-z0-9']+/g) ?? []).slice(0, 24);
+    const sentences: string[] = [];
+    for (let i = 0; i < words.length; i += 4) sentences.push(`${words.slice(i, i + 4).join(" ")}.`);
+    const quoted = sentences.join(" ");
+    expect(quotesInstructions(quoted)).toBe(true);
+    for (const size of [1, 5, 50]) {
+      const shown = stream(`${quoted} Anything else?`, [], size);
+      expect(
+        shown.filter((t) => quotesInstructions(t)),
+        `chunks of ${size}`,
+      ).toEqual([]);
     }
   });
 

@@ -1,13 +1,19 @@
 // Streaming a reply without ever showing a false claim. The model's text arrives in deltas; it is shown to the
 // customer one COMPLETE sentence at a time, and only while nothing in it could claim an action: a sentence that
 // speaks of refunds, cancellations, replacements, addresses or "done" — for an action this run has NOT done — stops
-// the release. Everything from it on waits for the whole reply to pass the stop check (./stop-check) and arrives as
-// the stored message. What was released can only be sentences that claim nothing the run did not do, so a reply the
-// stop check then rejects never put a false claim on a screen, not even for a moment.
+// the release, and so does anything the stop check (./stop-check) itself would send back as a false claim or a
+// quote of the instructions (its own tests, not a copy of them). Everything from it on waits for the whole reply to
+// pass the stop check and arrives as the stored message. What was released can only be sentences that claim nothing
+// the run did not do, so a reply the stop check then rejects never put a false claim on a screen, not even for a
+// moment.
 
 import { quotesInstructions } from "@/lib/agent/prompt-leak";
+import { falseClaims } from "./stop-check";
 
-/** What a sentence may speak of only once the run did it (by the tool that does it), and claims of anything done. */
+/**
+ * What a sentence may speak of only once the run did it (by the tool that does it), and claims of anything done —
+ * broader than the stop check's claims (a draft cannot be taken back, so a mere mention waits for the check).
+ */
 const TOPICS: Array<{ tool: string | null; pattern: RegExp }> = [
   {
     tool: "refund_order",
@@ -31,10 +37,14 @@ export interface ReleaseRules {
   effectsDone: readonly string[];
 }
 
-/** Whether `text` (complete sentences) may be shown before the stop check has seen the whole reply. */
+/**
+ * Whether `text` (complete sentences) may be shown before the stop check has seen the whole reply. `text` is all
+ * that would then be shown (see `ReplyRelease`): a quote or claim split over sentences is judged as the stop check
+ * will judge the reply.
+ */
 export function safeToRelease(text: string, rules: ReleaseRules): boolean {
-  // A sentence quoting the agent's instructions waits for the stop check, which sends it back.
-  if (quotesInstructions(text)) return false;
+  // What the stop check sends back — a quote of the agent's instructions, a claim of an action not done — waits for it.
+  if (quotesInstructions(text) || falseClaims(text, rules.effectsDone).length) return false;
   return TOPICS.every(
     (t) => !t.pattern.test(text) || (t.tool === null ? rules.effectsDone.length > 0 : rules.effectsDone.includes(t.tool)),
   );
@@ -57,13 +67,14 @@ export class ReplyRelease {
     let end = this.releasedTo;
     for (const m of this.text.slice(this.releasedTo).matchAll(BOUNDARY)) end = this.releasedTo + m.index! + m[0].length;
     if (end === this.releasedTo) return null;
-    const sentences = this.text.slice(this.releasedTo, end);
-    if (!safeToRelease(sentences, this.rules)) {
+    // Judged with what was released before them: the stop check reads the whole reply, and a quote of the
+    // instructions spread over short sentences (or a claim across a line break) is in no one sentence alone.
+    if (!safeToRelease(this.text.slice(0, end), this.rules)) {
       // Release the safe sentences before the first held one, then stop.
       let safeEnd = this.releasedTo;
-      for (const m of sentences.matchAll(BOUNDARY)) {
+      for (const m of this.text.slice(this.releasedTo, end).matchAll(BOUNDARY)) {
         const next = this.releasedTo + m.index! + m[0].length;
-        if (!safeToRelease(this.text.slice(safeEnd, next), this.rules)) break;
+        if (!safeToRelease(this.text.slice(0, next), this.rules)) break;
         safeEnd = next;
       }
       this.held = true;

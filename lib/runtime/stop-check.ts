@@ -62,16 +62,22 @@ function claims(reply: string, pattern: RegExp): boolean {
   return false;
 }
 
+/**
+ * The actions `text` claims were done that no effect of this run did. The one test of a false claim: the stop check
+ * sends such a reply back, and the streamed release (./reply-release) never shows such a sentence as a draft.
+ */
+export function falseClaims(text: string, effectsDone: readonly string[]): Array<{ tool: string; what: string }> {
+  return CLAIMS.filter((claim) => !effectsDone.includes(claim.tool) && claims(text, claim.pattern));
+}
+
 export function stopCheck({ reply, effectsDone, ordersRaised }: StopCheckInput): StopCheckProblem[] {
   const problems: StopCheckProblem[] = [];
   if (!reply.trim()) problems.push({ kind: "empty", message: "Your reply was empty. Answer the customer." });
-  for (const claim of CLAIMS) {
-    if (claims(reply, claim.pattern) && !effectsDone.includes(claim.tool)) {
-      problems.push({
-        kind: "false_claim",
-        message: `Your reply says ${claim.what} was done, but no ${claim.what.replace(/^an? /, "")} was executed in this run. Say only what the tool results show was done.`,
-      });
-    }
+  for (const claim of falseClaims(reply, effectsDone)) {
+    problems.push({
+      kind: "false_claim",
+      message: `Your reply says ${claim.what} was done, but no ${claim.what.replace(/^an? /, "")} was executed in this run. Say only what the tool results show was done.`,
+    });
   }
   if (quotesInstructions(reply))
     problems.push({
