@@ -13,6 +13,7 @@ import { addEvent } from "@/lib/store/events";
 import { addHandoff, updateHandoff } from "@/lib/store/handoffs";
 import { Statement } from "@/lib/store/statement";
 import { changeConversation } from "@/lib/store/transcript";
+import { endDraftAtCommit } from "@/lib/live/drafts";
 import { customerTextSchema } from "./intake";
 
 type Actor = { tenantId: string; staffId: string };
@@ -104,6 +105,8 @@ export async function takeOverConversation(client: object, actor: Actor, convers
         data: { status: "human", ownerStaffId: actor.staffId },
       });
       await s.run(tx);
+      // The agent's draft on screen goes with the takeover; no later one is published (lib/live/drafts).
+      await endDraftAtCommit(tx, { tenantId: actor.tenantId, conversationId });
       return { conversationId, status: "human" as const, owner: staff.name };
     });
 }

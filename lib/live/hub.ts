@@ -105,9 +105,20 @@ export function currentDraft(scope: { tenantId: string; conversationId: string }
   return d;
 }
 
-/** A draft notification (lib/live/drafts): kept if newer than what this process knows, and its waiters woken. */
-export function noteDraft(payload: { t: string; c: string; r: string; x: string | null; n: number }): void {
+/**
+ * A draft notification (lib/live/drafts): kept if newer than what this process knows, and its waiters woken. Without
+ * a run (`r: null`, a takeover's `endDraftAtCommit`), it ends whatever draft the conversation shows: as a newer `n` of
+ * that draft, so every stream sends its end. Notifications arrive in commit order, so no draft published before the
+ * takeover comes after it (and none is published after it).
+ */
+export function noteDraft(payload: { t: string; c: string; r: string | null; x: string | null; n: number }): void {
   const known = hub.drafts.get(payload.c);
+  if (payload.r === null) {
+    if (!known || known.tenantId !== payload.t || known.text === null) return;
+    hub.drafts.set(payload.c, { ...known, text: null, n: known.n + 1, at: Date.now() });
+    wakeAll(hub.byConversation.get(payload.c));
+    return;
+  }
   if (known && known.runId === payload.r && known.n >= payload.n) return;
   hub.drafts.set(payload.c, { tenantId: payload.t, runId: payload.r, text: payload.x, n: payload.n, at: Date.now() });
   if (hub.drafts.size > 10_000) {
