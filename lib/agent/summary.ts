@@ -20,6 +20,11 @@ export interface SummaryFacts {
   replies: string[];
   /** the latest context from the shop (who the customer is) */
   context: string | null;
+  /**
+   * who verify_customer last verified the customer as (its latest call that succeeded) — never trimmed, as the gates
+   * go on treating the customer as verified however many look-ups push the call's own line out of `actions`
+   */
+  verified?: string | null;
   /** how many messages it covers in all */
   messages: number;
 }
@@ -39,6 +44,22 @@ function actionLine(use: Anthropic.ToolUseBlockParam, result: Anthropic.ToolResu
   return `${use.name} ${input} → ${result.is_error ? "ERROR " : ""}${shorten(content, 200)}`;
 }
 
+/** Who a verify_customer call verified the customer as, when its result says it did (else null). */
+function verifiedAs(use: Anthropic.ToolUseBlockParam, result: Anthropic.ToolResultBlockParam | undefined): string | null {
+  if (use.name !== "verify_customer" || !result || result.is_error) return null;
+  const text =
+    typeof result.content === "string" ? result.content : (result.content ?? []).map((b) => (b.type === "text" ? b.text : "")).join("");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof body !== "object" || body === null || (body as { status?: unknown }).status !== "verified") return null;
+  const { customer_id, name, email, level, can_change_address } = body as Record<string, unknown>;
+  return shorten(JSON.stringify({ customer_id, name, email, level, can_change_address }), 400);
+}
+
 /**
  * The facts of `rows` (in order), folded into `previous`. `changesSomething(name)`: whether a tool of that name acts on
  * the world (its calls are listed as done) or only reads (listed as actions) — the tool registry's `sideEffect`.
@@ -55,8 +76,9 @@ export function summaryFacts(
         done: [...(previous.done ?? [])],
         actions: [...previous.actions],
         replies: [...previous.replies],
+        verified: previous.verified ?? null,
       }
-    : { customer: [], done: [], actions: [], replies: [], context: null, messages: 0 };
+    : { customer: [], done: [], actions: [], replies: [], context: null, verified: null, messages: 0 };
   const results = new Map<string, Anthropic.ToolResultBlockParam>();
   for (const row of rows)
     for (const b of row.content as Block[]) if (b.type === "tool_result") results.set(b.tool_use_id, b as Anthropic.ToolResultBlockParam);
@@ -65,6 +87,7 @@ export function summaryFacts(
     for (const b of row.content as Block[]) {
       if (row.role === "assistant" && b.type === "tool_use") {
         (changesSomething(b.name) ? facts.done! : facts.actions).push(actionLine(b, results.get(b.id)));
+        facts.verified = verifiedAs(b, results.get(b.id)) ?? facts.verified;
       } else if (row.role === "assistant" && b.type === "text" && b.text.trim()) facts.replies.push(shorten(b.text));
       else if (row.role === "user" && b.type === "text") {
         const framed = readFramed(b.text);
@@ -113,6 +136,7 @@ function render(facts: SummaryFacts, kept: Kept): Block[] {
   const lines = [
     `Summary of the ${facts.messages} earlier messages of this conversation, written by the support system from its records (the most recent items are kept). Only what the tool results below show was done.`,
     ...(facts.context ? [`Shop context: ${facts.context}`] : []),
+    ...(facts.verified ? [`The customer was verified by verify_customer as: ${facts.verified}`] : []),
     `Changes made by tools, with their results (oldest first${left(facts.done, kept.done)}):`,
     ...(kept.done.length ? kept.done.map((a) => `- ${a}`) : ["- none"]),
     `Look-ups and their results (oldest first${left(facts.actions, kept.actions)}):`,
