@@ -173,7 +173,9 @@ export const apiRunDetailSchema = component(
     }),
     messages: z
       .array(z.object({ role: z.enum(["user", "assistant"]), content: json }))
-      .describe("the Messages API `messages` array of the run's last model request"),
+      .describe(
+        "the Messages API `messages` array of the run's last model request, as it was sent: after a summary cut, the rolling summary of the older messages first (a user message), then the transcript rows after it",
+      ),
     transcript: z.array(
       z.object({
         seq: z.number().int(),

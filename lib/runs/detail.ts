@@ -6,9 +6,13 @@ import { AppError } from "@/lib/errors";
 import { callAmong } from "@/lib/handoffs/calls";
 import { presentHandoff } from "@/lib/handoffs/present";
 import { staffNames } from "@/lib/staff-names";
-import { buildModelMessages } from "@/lib/store/transcript";
+import { requestMessages } from "@/lib/runtime/context";
+import { summaryOf } from "@/lib/store/context-summaries";
 
-/** A run as the model saw it: the messages array of its last request, and everything recorded around it. */
+/**
+ * A run as the model saw it: the messages array of its last request — after a summary cut, the rolling summary it
+ * started with and the messages after it, rebuilt as lib/runtime/context built them — and everything recorded around it.
+ */
 export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) {
   const run = await db.run.findFirst({ where: { id: runId, ...(tenantId ? { tenantId } : {}) } });
   if (!run) throw new AppError("NOT_FOUND", "This run was not found.");
@@ -26,10 +30,19 @@ export async function runDetail(db: PrismaTx, runId: string, tenantId?: string) 
     db.agentTurn.findMany({ where: { runId }, orderBy: { createdAt: "asc" } }),
   ]);
   const lastSeq = modelCalls.length ? Math.max(...modelCalls.map((m) => m.throughSeq)) : (rows[rows.length - 1]?.seq ?? 0);
-  const names = await staffNames(db, run.tenantId);
+  // The summary the run's last request started with, as its newest answered call of its own recorded it (a
+  // specialist's calls send the specialist's messages; a failed request records no context: the one before is nearest).
+  const summaryId = modelCalls.findLast((m) => m.scope === null && m.error === null)?.contextSummaryId ?? null;
+  const [names, summaryRow] = await Promise.all([
+    staffNames(db, run.tenantId),
+    summaryId ? db.contextSummary.findFirst({ where: { id: summaryId, tenantId: run.tenantId } }) : null,
+  ]);
   return {
     run,
-    messages: buildModelMessages(rows.filter((r) => r.seq <= lastSeq)),
+    messages: requestMessages(
+      rows.filter((r) => r.seq <= lastSeq),
+      summaryRow && summaryOf(summaryRow),
+    ),
     transcript: rows,
     modelCalls,
     toolCalls,

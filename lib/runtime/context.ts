@@ -156,21 +156,15 @@ function build(
   summary: ContextSummary | null,
   prefixChars: number,
 ): FittedContext {
-  let from = 0;
-  if (summary) while (from < rows.length && rows[from]!.seq <= summary.throughSeq) from++;
+  const from = verbatimFrom(rows, summary);
   let chars = prefixChars + (summary ? sizeOf(summary.blocks) + MESSAGE_OVERHEAD_CHARS : 0);
   for (let i = from; i < rows.length; i++) chars += sizeOf(rows[i]!.content) + MESSAGE_OVERHEAD_CHARS;
   let request: ModelRequest | undefined;
   return {
     kind: "fitted",
     get request() {
-      if (!request) {
-        const tail = from ? rows.slice(from) : rows;
-        const messages: MessageParam[] = summary
-          ? buildModelMessages([{ role: "user", content: summary.blocks }, ...tail])
-          : buildModelMessages(tail);
-        request = { ...base, messages, summaryBlocks: summary ? summary.blocks.length : 0 };
-      }
+      if (!request)
+        request = { ...base, messages: requestMessages(rows, summary, from), summaryBlocks: summary ? summary.blocks.length : 0 };
       return request;
     },
     fromSeq: summary ? (rows[from]?.seq ?? null) : null,
@@ -178,6 +172,27 @@ function build(
     requestTokens: null,
     chars,
   };
+}
+
+/** Where the verbatim part of a request starts in `rows`: at the first row after `summary` (0: no summary). */
+function verbatimFrom(rows: Array<{ seq: number }>, summary: Pick<ContextSummary, "throughSeq"> | null): number {
+  let from = 0;
+  if (summary) while (from < rows.length && rows[from]!.seq <= summary.throughSeq) from++;
+  return from;
+}
+
+/**
+ * The messages of a request made of `rows` after `summary`: the summary's blocks as the first (user) message, then
+ * the rows after it verbatim; without a summary, the rows. How every request is built — and how a run's inspector
+ * (lib/runs/detail) rebuilds one from its model call's record.
+ */
+export function requestMessages(
+  rows: Array<{ seq: number; role: string; content: unknown }>,
+  summary: Pick<ContextSummary, "throughSeq" | "blocks"> | null,
+  from = verbatimFrom(rows, summary),
+): MessageParam[] {
+  const tail = from ? rows.slice(from) : rows;
+  return summary ? buildModelMessages([{ role: "user", content: summary.blocks }, ...tail]) : buildModelMessages(tail);
 }
 
 function answersToolCall(row: TranscriptRow): boolean {

@@ -39,6 +39,12 @@ export function knownSummary(conversationId: string, notAfterSeq: number): Conte
   return known && known.throughSeq <= notAfterSeq ? known : null;
 }
 
+/** A stored ContextSummary row as a summary. */
+export function summaryOf(row: { id: string; throughSeq: number; content: unknown; tokens: number }): ContextSummary {
+  const content = row.content as StoredContent;
+  return { id: row.id, throughSeq: row.throughSeq, blocks: content.blocks, facts: content.facts, tokens: row.tokens };
+}
+
 /** The newest summary of a conversation, or null. One indexed read, skipped when nothing can be newer. */
 export async function latestSummary(db: Store, conversationId: string, notAfterSeq: number): Promise<ContextSummary | null> {
   const known = latest.get(conversationId) ?? null;
@@ -52,8 +58,7 @@ export async function latestSummary(db: Store, conversationId: string, notAfterS
     .limit(1)
     .executeTakeFirst();
   if (!row) return known && known.throughSeq <= notAfterSeq ? known : null;
-  const content = row.content as unknown as StoredContent;
-  const summary = { id: row.id, throughSeq: row.throughSeq, blocks: content.blocks, facts: content.facts, tokens: row.tokens };
+  const summary = summaryOf(row);
   remember(conversationId, summary);
   return summary;
 }

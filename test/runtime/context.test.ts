@@ -108,6 +108,65 @@ describe("a long conversation", () => {
     expect(summary).toContain("A-1001");
     expect(problemsOf(late)).toEqual([]);
   }, 300_000);
+
+  it("the summary keeps who verify_customer verified the customer as, however many look-ups follow", async () => {
+    h.script.push(
+      { parallel: [{ id: "v1", name: "verify_customer", input: { email: "dana@example.com", order_number: "A-1001" } }] },
+      { reply: { content: [{ type: "text", text: "Thanks, Dana — you're verified. How can I help?" }], stop_reason: "end_turn" } },
+    );
+    const start = await h.say("Hi, I'm dana@example.com, order A-1001.");
+    expect(start.phase).toBe("COMPLETED");
+    // Look-ups are listed within a cap, oldest dropped first: the verification's line leaves that list long before the
+    // end, while the gates still treat the customer as verified — the model must still be told so.
+    for (let i = 0; i < 30; i++) {
+      const order = orders[(i % 3) + 1]!;
+      h.script.push(...lookupThenReply(order, i));
+      await h.say(`Question ${i} about ${order}: ${"tell me everything you know about it. ".repeat(3)}`, {
+        conversationId: start.conversationId,
+      });
+    }
+    const conv = await h.db.conversation.findUniqueOrThrow({ where: { id: start.conversationId } });
+    expect(conv.verifiedCustomerId).not.toBeNull();
+    const late = h.script.requests[h.script.requests.length - 1]!;
+    expect(firstText(late)).toMatch(/Summary of the/);
+    const sent = JSON.stringify(late.messages);
+    expect(sent).not.toContain('verify_customer {\\"email'); // its look-up line was trimmed…
+    expect(firstText(late)).toMatch(/verified by verify_customer as: .*dana@example\.com/); // …the fact was not
+    expect(firstText(late)).toContain(conv.verifiedCustomerId!);
+    expect(problemsOf(late)).toEqual([]);
+  }, 300_000);
+});
+
+// A request's messages without the prompt-cache breakpoints the model client adds as it sends them (lib/model).
+const messagesOf = (req: OfflineRequest) => JSON.parse(JSON.stringify(req.messages, (k, v) => (k === "cache_control" ? undefined : v)));
+
+describe("the supervisor's view of a long conversation", () => {
+  it("runDetail's messages are the last request as sent after a cut: the summary, then the messages after it", async () => {
+    const start = await h.say("hello", { customer: "dana@example.com" });
+    const conversationId = start.conversationId;
+    let runId = start.runId!;
+    const plain = await h.runDetail(runId);
+    // Before any cut the request is the whole transcript.
+    expect(plain.messages).toEqual(messagesOf(h.script.requests[h.script.requests.length - 1]!));
+    for (let i = 0; i < 40; i++) {
+      const order = orders[i % orders.length]!;
+      h.script.push(...lookupThenReply(order, i));
+      const out = await h.say(`Message ${i}: where is my order ${order}? ${"I am asking again because I want to be sure. ".repeat(2)}`, {
+        conversationId,
+      });
+      expect(out.phase, `message ${i}`).toBe("COMPLETED");
+      runId = out.runId!;
+      if (await h.db.modelCall.count({ where: { runId, contextSummaryId: { not: null } } })) break;
+    }
+    const calls = await h.db.modelCall.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
+    expect(calls[calls.length - 1]!.contextSummaryId).not.toBeNull();
+    const lastRequest = h.script.requests[h.script.requests.length - 1]!;
+    expect(firstText(lastRequest)).toMatch(/Summary of the/);
+    // What the supervisor is shown as the run's last request is that request, not the whole transcript.
+    const detail = await h.runDetail(runId);
+    expect(detail.messages).toEqual(messagesOf(lastRequest));
+    expect(detail.transcript.length).toBeGreaterThan(detail.messages.length);
+  }, 300_000);
 });
 
 describe("customer text queued while the model was busy", () => {
