@@ -41,6 +41,15 @@ export function apiClient(deps: ApiDeps) {
   };
 }
 
+/** A client of the API on a test harness's database and runtime, with a rate limit no test reaches. */
+export function harnessApiClient(h: { db: unknown; deps: unknown }) {
+  return apiClient({
+    getDb: async () => h.db as Awaited<ReturnType<ApiDeps["getDb"]>>,
+    getRuntime: async () => h.deps as Awaited<ReturnType<ApiDeps["getRuntime"]>>,
+    rateLimit: () => ({ points: 10_000, windowSeconds: 60 }),
+  });
+}
+
 /** `/handoffs/{id}` against `/handoffs/abc` → { id: "abc" }; null when the path does not match. */
 export function matchPath(template: string, path: string): Record<string, string> | null {
   const names: string[] = [];

@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { API_SCOPES, type ApiScope } from "@/lib/api/scopes";
 import { issueApiToken, revokeApiToken } from "@/lib/api/tokens";
-import type { ApiDeps } from "@/lib/api/handler";
 import { say } from "@/lib/operator/commands";
 import { createHarness, type Harness } from "../runtime-harness";
-import { apiClient, type ApiAnswer } from "./api-client";
+import { type ApiAnswer, apiClient, harnessApiClient } from "./api-client";
 
 // The JSON API end to end below HTTP: real route handlers, a real database, the runtime with the offline model under
 // the real SDK client. Each refusal is checked for its status, its stable code — and that nothing changed. Every test
@@ -23,12 +22,7 @@ async function tokenFor(tenantId: string, scopes: readonly ApiScope[] = API_SCOP
 
 beforeEach(async () => {
   h = await createHarness();
-  const deps: ApiDeps = {
-    getDb: async () => h.db,
-    getRuntime: async () => h.deps,
-    rateLimit: () => ({ points: 10_000, windowSeconds: 60 }),
-  };
-  call = apiClient(deps);
+  call = harnessApiClient(h);
   acmeToken = await tokenFor(h.acme.id);
   const globex = await h.db.tenant.findUniqueOrThrow({ where: { slug: "globex" } });
   globexToken = await tokenFor(globex.id);

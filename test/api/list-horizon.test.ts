@@ -3,26 +3,20 @@
 // date before (lib/api/cursor `committedRows`), so following nextCursor never skips one.
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ApiDeps } from "@/lib/api/handler";
 import { API_SCOPES } from "@/lib/api/scopes";
 import { issueApiToken } from "@/lib/api/tokens";
 import { say } from "@/lib/operator/commands";
 import { createHarness, type Harness } from "../runtime-harness";
-import { apiClient } from "./api-client";
+import { harnessApiClient } from "./api-client";
 
 let h: Harness;
-let call: ReturnType<typeof apiClient>;
+let call: ReturnType<typeof harnessApiClient>;
 let token: string;
 const closers: Array<() => Promise<void>> = [];
 
 beforeEach(async () => {
   h = await createHarness();
-  const deps: ApiDeps = {
-    getDb: async () => h.db,
-    getRuntime: async () => h.deps,
-    rateLimit: () => ({ points: 10_000, windowSeconds: 60 }),
-  };
-  call = apiClient(deps);
+  call = harnessApiClient(h);
   token = (await issueApiToken(h.db, { tenantId: h.acme.id, name: "probe", scopes: [...API_SCOPES], issuedBy: { operator: true } })).token;
 });
 afterEach(async () => {

@@ -44,6 +44,15 @@ function problemsOf(req: OfflineRequest): string[] {
   return problems;
 }
 
+/** Thirty questions, each answered after a look-up of one of three orders: enough to push early lines out of a summary. */
+async function thirtyLookUps(conversationId: string) {
+  for (let i = 0; i < 30; i++) {
+    const order = orders[(i % 3) + 1]!;
+    h.script.push(...lookupThenReply(order, i));
+    await h.say(`Question ${i} about ${order}: ${"tell me everything you know about it. ".repeat(3)}`, { conversationId });
+  }
+}
+
 const firstText = (req: OfflineRequest) => {
   const first = req.messages[0]?.content;
   return Array.isArray(first) && first[0]?.type === "text" ? String((first[0] as { text: string }).text) : "";
@@ -94,13 +103,7 @@ describe("a long conversation", () => {
     );
     const start = await h.say("Refund $42.50 on A-1001, the zip broke.", { customer: "dana@example.com" });
     expect(start.phase).toBe("COMPLETED");
-    for (let i = 0; i < 30; i++) {
-      const order = orders[(i % 3) + 1]!;
-      h.script.push(...lookupThenReply(order, i));
-      await h.say(`Question ${i} about ${order}: ${"tell me everything you know about it. ".repeat(3)}`, {
-        conversationId: start.conversationId,
-      });
-    }
+    await thirtyLookUps(start.conversationId);
     const late = h.script.requests[h.script.requests.length - 1]!;
     expect(firstText(late)).toMatch(/^<support_note>|Summary of the/);
     const summary = JSON.stringify(late.messages[0]);
@@ -118,13 +121,7 @@ describe("a long conversation", () => {
     expect(start.phase).toBe("COMPLETED");
     // Look-ups are listed within a cap, oldest dropped first: the verification's line leaves that list long before the
     // end, while the gates still treat the customer as verified — the model must still be told so.
-    for (let i = 0; i < 30; i++) {
-      const order = orders[(i % 3) + 1]!;
-      h.script.push(...lookupThenReply(order, i));
-      await h.say(`Question ${i} about ${order}: ${"tell me everything you know about it. ".repeat(3)}`, {
-        conversationId: start.conversationId,
-      });
-    }
+    await thirtyLookUps(start.conversationId);
     const conv = await h.db.conversation.findUniqueOrThrow({ where: { id: start.conversationId } });
     expect(conv.verifiedCustomerId).not.toBeNull();
     const late = h.script.requests[h.script.requests.length - 1]!;
