@@ -218,6 +218,7 @@ async function main() {
     ...(postmaster ? { PostgreSQL: () => [postmaster] } : {}),
     ...(MODEL === "server" ? { "model server": leadersNamed("model") } : {}),
   });
+  const walFlushesBefore = await walFlushes(db);
   const t1 = Date.now();
   const deadline = t1 + SECONDS * 1000;
   async function exchange(v: Visitor, text: string): Promise<void> {
@@ -260,6 +261,7 @@ async function main() {
   const phase1Ms = Date.now() - t1;
   const phase1Accepted = accepted;
   const phase1Cpu = cpuMeter.stop();
+  const walFlushesAfter = await walFlushes(db);
   const loadAvgDuring = os.loadavg()[0]!;
   const connectionsPhase1 = sampler.max();
 
@@ -424,6 +426,12 @@ async function main() {
   );
   for (const [label, value] of cpuLines(phase1Cpu, cores, phase1Accepted, postmaster !== null)) line(label, value);
   line(
+    "  disk waits (WAL flushes) per message",
+    walFlushesBefore === null || walFlushesAfter === null
+      ? "not measured (this PostgreSQL publishes no WAL flush count)"
+      : `≈ ${((walFlushesAfter - walFlushesBefore) / Math.max(1, phase1Accepted)).toFixed(2)} (${walFlushesAfter - walFlushesBefore} flushes of the server's WAL during the chat; commits that wait together share one)`,
+  );
+  line(
     "reply latency, model time excluded",
     `p50 ${ms(percentile(latencyExModel, 50))}, p95 ${ms(percentile(latencyExModel, 95))} (client-observed, minus the run's ModelCall.latencyMs)`,
   );
@@ -522,6 +530,22 @@ async function main() {
       .join(" ")}`,
   );
   return checks.every(([, ok]) => ok) ? 0 : 1;
+}
+
+/**
+ * The server's WAL flushes so far: each commit that waits for the disk causes one, unless it waits together with
+ * others. PostgreSQL 18 counts them in pg_stat_io, 14–17 in pg_stat_wal; a busy backend publishes its counts every
+ * second, so a count taken at a moment is ≈ a second behind. `null` when neither view has them.
+ */
+async function walFlushes(db: pg.Client): Promise<number | null> {
+  for (const counted of [`SELECT sum(fsyncs)::bigint AS n FROM pg_stat_io WHERE object = 'wal'`, `SELECT wal_sync AS n FROM pg_stat_wal`]) {
+    const n = await db.query<{ n: string | null }>(counted).then(
+      (r) => r.rows[0]?.n ?? null,
+      () => null, // the view or column is not on this version: try the other
+    );
+    if (n !== null) return Number(n);
+  }
+  return null;
 }
 
 /**
