@@ -17,10 +17,6 @@ export default async function Home() {
         <dd data-testid="status-database">{status.database}</dd>
         <dt className="font-medium">Model</dt>
         <dd data-testid="status-model">{status.model}</dd>
-        <dt className="font-medium">Shops</dt>
-        <dd>{status.tenants}</dd>
-        <dt className="font-medium">Pending handoffs</dt>
-        <dd>{status.pendingHandoffs}</dd>
       </dl>
       <h2 className="mt-8 text-lg font-semibold">Try it</h2>
       <ul className="mt-3 list-disc space-y-1 pl-6 text-sm">
@@ -36,12 +32,6 @@ export default async function Home() {
           </Link>{" "}
           — sign in as raj@acme.test / demo-password (see the README for every login).
         </li>
-      </ul>
-      <h2 className="mt-8 text-lg font-semibold">Coming next</h2>
-      <ul className="mt-3 list-disc space-y-1 pl-6 text-sm text-slate-600">
-        <li>Supervisor analytics: metrics, filters and JSON export over every run.</li>
-        <li>Per-shop settings, a token-authenticated JSON API and signed webhooks.</li>
-        <li>Nested agent-as-tool interrupts that survive rehydration.</li>
       </ul>
     </main>
   );

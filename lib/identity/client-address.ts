@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from "node:net";
 import { setting } from "@/lib/env";
 
 /**
@@ -18,4 +19,37 @@ export function clientAddress(headers: Headers, trustedHops = setting("SUPPORT_T
 
 function isIpLike(s: string): boolean {
   return s.length <= 45 && (/^\d{1,3}(\.\d{1,3}){3}$/.test(s) || (/^[0-9a-f:.]+$/i.test(s) && s.includes(":")));
+}
+
+/** The one key of every request that carries no usable address (see `clientKey`). */
+export const UNKNOWN_CLIENT = "unknown";
+
+/**
+ * Who the per-client limits (lib/widget/limits, lib/identity/attempts) count a request as — never nobody:
+ * - an IPv4 address as it is;
+ * - an IPv6 address by its /64, the block one home or server holds: stepping through it is one client;
+ * - no usable address (a header such as `X-Forwarded-For: unknown`, which some proxies write and any client can send):
+ *   one key shared by every such request, so sending junk puts a client in the most crowded bucket rather than
+ *   outside every limit.
+ */
+export function clientKey(headers: Headers, trustedHops?: number): string {
+  const ip = clientAddress(headers, trustedHops);
+  if (ip && isIPv4(ip)) return ip;
+  if (ip && isIPv6(ip)) return slash64(ip);
+  return UNKNOWN_CLIENT;
+}
+
+/** `2001:db8:4:2::7` → `2001:db8:4:2::/64` (the first four groups, lower case, without leading zeros). */
+function slash64(ip: string): string {
+  const [head, tail] = ip.toLowerCase().split("::") as [string, string | undefined];
+  const groups = (part: string | undefined) => (part ? part.split(":") : []);
+  // A dotted IPv4 tail (`64:ff9b::192.0.2.1`) is the last two groups, never among the first four.
+  const front = groups(head);
+  const back = groups(tail);
+  const missing = 8 - front.length - back.length - (back.at(-1)?.includes(".") || front.at(-1)?.includes(".") ? 1 : 0);
+  const all = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, missing)).fill("0"), ...back];
+  return `${all
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(":")}::/64`;
 }

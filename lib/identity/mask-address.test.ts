@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { maskAddress } from "./mask-address";
-import { clientAddress } from "./client-address";
+import { clientAddress, clientKey, UNKNOWN_CLIENT } from "./client-address";
 import { postcodesMatch } from "./normalise";
 import { presentOrder } from "@/lib/tools/order-helpers";
 
@@ -81,5 +81,24 @@ describe("clientAddress", () => {
   it("is null for nothing usable", () => {
     expect(clientAddress(h({}))).toBeNull();
     expect(clientAddress(h({ "x-forwarded-for": "not an ip; DROP TABLE" }))).toBeNull();
+  });
+});
+
+describe("clientKey: who the per-client limits count a request as", () => {
+  const h = (xff: string) => new Headers({ "x-forwarded-for": xff });
+  it("an IPv4 address as it is", () => {
+    expect(clientKey(h("203.0.113.7"))).toBe("203.0.113.7");
+  });
+  it("an IPv6 address by its /64, however it is written", () => {
+    for (const written of ["2001:db8:4:2::1", "2001:DB8:4:2:ffff:0:0:9", "2001:0db8:0004:0002::abcd", "2001:db8:4:2::192.0.2.1"])
+      expect(clientKey(h(written)), written).toBe("2001:db8:4:2::/64");
+    expect(clientKey(h("2001:db8::1"))).toBe("2001:db8:0:0::/64");
+    expect(clientKey(h("::1"))).toBe("0:0:0:0::/64");
+    expect(clientKey(h("2001:db8:4:3::1"))).not.toBe(clientKey(h("2001:db8:4:2::1")));
+  });
+  it("no usable address — none, junk, or an address-like string that is none — is one shared key, never no key", () => {
+    for (const junk of ["unknown", "", "not an ip; DROP TABLE", ":::::", "1:2", "999.1.1.1"])
+      expect(clientKey(h(junk)), junk).toBe(UNKNOWN_CLIENT);
+    expect(clientKey(new Headers())).toBe(UNKNOWN_CLIENT);
   });
 });

@@ -318,8 +318,10 @@ export async function executeCall(
         tool.sideEffect && tool.effectRead ? tool.effectRead(input, { tenantId: ref.tenantId }) : null,
       ),
     );
-    // What the tool queued for after its commit (a mail): a failure there never undoes the call.
-    for (const work of afterCommit) await work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));
+    // What the tool queued for after its commit (a mail) goes on without the run: a failure there never undoes the
+    // call, and the customer's reply never waits for a mail server — its delay, only for an email with an account,
+    // would tell anyone timing the chat which emails are the shop's customers.
+    for (const work of afterCommit) void work().catch((err) => log.error({ err, tool: call.name }, "work after a tool's commit failed"));
     return { settled, written: true, activeMs: 0, ...none, ...(finished ? { finished } : {}) };
   } catch (err) {
     if ((err as Error)?.name === "LeaseLostError") throw err;

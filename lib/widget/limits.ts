@@ -12,9 +12,9 @@ import type { WidgetTenant } from "./session";
 
 /**
  * The public widget's limits, counted in PostgreSQL (the API tokens' store, lib/api/rate-limit.ts) so they hold across
- * every web process. Messages are limited per conversation, per client IP and per shop, new conversations per client
- * IP — the numbers are the shop's policy (`limits`, Settings → Policy). Reads (the view, live updates) are limited per
- * client IP by SUPPORT_WIDGET_READS_PER_MIN, in each process's memory (see limitRead). Over a limit: 429 RATE_LIMITED,
+ * every web process. Messages are limited per conversation, per client (its address: lib/identity/client-address
+ * `clientKey`) and per shop, new conversations per client — the numbers are the shop's policy (`limits`, Settings →
+ * Policy). Reads (the view, live updates) are limited per client by SUPPORT_WIDGET_READS_PER_MIN, in each process's memory (see limitRead). Over a limit: 429 RATE_LIMITED,
  * a Retry-After, and a sentence the widget shows as it is. Nothing is stored for a refused request, so nothing is
  * half-written.
  */
@@ -83,7 +83,7 @@ async function count(
  * Before a message (or a request for a person) is taken: per conversation, per client IP, per shop — counted together,
  * in one statement; over any of them, the first in that order answers.
  */
-export async function limitMessage(db: PrismaClient, tenant: WidgetTenant, conversationId: string, ip: string | null) {
+export async function limitMessage(db: PrismaClient, tenant: WidgetTenant, conversationId: string, client: string) {
   const limits = await limitsOf(db, tenant);
   const perMinute = (points: number) => ({ points, windowSeconds: 60 });
   const counted: (CountedLimit & { scope: Scope; message: (seconds: number) => string })[] = [
@@ -94,18 +94,13 @@ export async function limitMessage(db: PrismaClient, tenant: WidgetTenant, conve
       scope: "conversation",
       message: RATE_LIMITED_MESSAGE,
     },
-    // Without a usable address (no proxy header at all) the shop's own limit still holds.
-    ...(ip
-      ? [
-          {
-            name: "wmsgip",
-            policy: perMinute(limits.messagesPerMinutePerIp),
-            key: `${tenant.id}:${ip}`,
-            scope: "ip" as const,
-            message: RATE_LIMITED_MESSAGE,
-          },
-        ]
-      : []),
+    {
+      name: "wmsgip",
+      policy: perMinute(limits.messagesPerMinutePerIp),
+      key: `${tenant.id}:${client}`,
+      scope: "ip",
+      message: RATE_LIMITED_MESSAGE,
+    },
     { name: "wmsgshop", policy: perMinute(limits.messagesPerMinutePerShop), key: tenant.id, scope: "shop", message: SHOP_BUSY_MESSAGE },
   ];
   const refused = await countTogether(poolFor(db), counted);
@@ -113,14 +108,13 @@ export async function limitMessage(db: PrismaClient, tenant: WidgetTenant, conve
 }
 
 /** Before a new conversation is opened (a resumed one is not counted): per client IP, per hour. */
-export async function limitNewConversation(db: PrismaClient, tenant: WidgetTenant, ip: string | null) {
-  if (!ip) return;
+export async function limitNewConversation(db: PrismaClient, tenant: WidgetTenant, client: string) {
   const limits = await limitsOf(db, tenant);
   await count(
     db,
     "wconvip",
     { points: limits.conversationsPerHourPerIp, windowSeconds: 3600 },
-    `${tenant.id}:${ip}`,
+    `${tenant.id}:${client}`,
     "ip",
     OPENING_LIMITED_MESSAGE,
   );
@@ -134,8 +128,7 @@ const readLimiters = new Map<number, RateLimiterMemory>();
  * waited for its commit) cost more than the read. A flood is refused by the process it reaches; with N web processes
  * one address may make up to N× the number. What writes — messages, new conversations — is counted in PostgreSQL.
  */
-export async function limitRead(ip: string | null) {
-  if (!ip) return;
+export async function limitRead(client: string) {
   const points = setting("SUPPORT_WIDGET_READS_PER_MIN"); // on every read: the one variable, not all (lib/env)
   let limiter = readLimiters.get(points);
   if (!limiter) {
@@ -143,12 +136,12 @@ export async function limitRead(ip: string | null) {
     readLimiters.set(points, limiter);
   }
   try {
-    await limiter.consume(ip);
+    await limiter.consume(client);
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     const retryAfterSeconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
     refuse(
-      { name: "wread", policy: { points, windowSeconds: 60 }, key: ip, scope: "ip", message: READS_LIMITED_MESSAGE },
+      { name: "wread", policy: { points, windowSeconds: 60 }, key: client, scope: "ip", message: READS_LIMITED_MESSAGE },
       retryAfterSeconds,
     );
   }

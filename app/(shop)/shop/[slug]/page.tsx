@@ -14,7 +14,10 @@ export const dynamic = "force-dynamic";
  * signing in or out on a real site, and starts a fresh conversation for that identity.
  */
 
-const DEMO_SHOPPERS = ["dana@example.com", "sam@example.com"];
+// The demo seed's shoppers (lib/setup/seed), at reserved domains no real person has: the only identities this page ever
+// signs. Any other shop's customers are real people: only that shop's own backend, which holds its secret, vouches
+// for them — on any other shop this page is browsed anonymously.
+const DEMO_SHOPPERS = ["dana@example.com", "sam@example.com", "hank@globex.test"];
 // Long enough for a browsing session, well under the one-hour ceiling the widget enforces.
 const IDENTITY_TTL_SECONDS = 30 * 60;
 
@@ -48,13 +51,11 @@ async function shopOr404(slug: string): Promise<WidgetTenant> {
 
 async function demoShoppers(tenantId: string) {
   const db = await getPrisma();
-  const named = await db.customer.findMany({
+  return await db.customer.findMany({
     where: { tenantId, email: { in: DEMO_SHOPPERS } },
     orderBy: { email: "asc" },
     select: { email: true, name: true },
   });
-  if (named.length) return named;
-  return db.customer.findMany({ where: { tenantId }, orderBy: { createdAt: "asc" }, take: 2, select: { email: true, name: true } });
 }
 
 const keyOf = (email: string) => email.split("@")[0]!;

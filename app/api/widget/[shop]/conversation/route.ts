@@ -4,7 +4,7 @@ import { AppError } from "@/lib/errors";
 import { afterSchema, assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { startOrResumeConversation, visitorView, widgetTenant } from "@/lib/widget/session";
 import { limitNewConversation, limitRead } from "@/lib/widget/limits";
-import { clientAddress } from "@/lib/identity/client-address";
+import { clientKey } from "@/lib/identity/client-address";
 import type { WidgetSession, WidgetViewResponse } from "@/lib/widget/api-types";
 
 const startSchema = z.object({
@@ -22,7 +22,7 @@ export const POST = widgetRoute("start conversation", async (req: Request, ctx: 
     tenant,
     token: bearerToken(req),
     identity: body.identity ?? null,
-    beforeOpen: () => limitNewConversation(db, tenant, clientAddress(req.headers)),
+    beforeOpen: () => limitNewConversation(db, tenant, clientKey(req.headers)),
   });
   return json(session);
 });
@@ -33,7 +33,7 @@ export const GET = widgetRoute("conversation view", async (req: Request, ctx: Sh
   const after = afterSchema.safeParse(new URL(req.url).searchParams.get("after") ?? "0");
   if (!after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
   const db = await getPrisma();
-  await limitRead(clientAddress(req.headers));
+  await limitRead(clientKey(req.headers));
   const view = await visitorView(db, (await ctx.params).shop, bearerToken(req), after.data);
   return json({ view } satisfies WidgetViewResponse);
 });

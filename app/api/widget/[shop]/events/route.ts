@@ -9,7 +9,7 @@ import { toWidgetView, visitorSession } from "@/lib/widget/session";
 import { LAST_EVENT_ID_HEADER } from "@/lib/widget/api-types";
 import { eventStreamHeaders, FALLBACK_POLL_MS, followEvents, followViews, parseCursor } from "@/lib/widget/event-stream";
 import { limitRead } from "@/lib/widget/limits";
-import { clientAddress } from "@/lib/identity/client-address";
+import { clientKey } from "@/lib/identity/client-address";
 import { announcedUpTo, currentDraft, listenerGeneration, waitForFeed } from "@/lib/live/hub";
 
 /**
@@ -28,7 +28,7 @@ export const GET = widgetRoute("live updates", async (req: Request, ctx: ShopPar
   const after = query.get("view") === "1" ? afterSchema.safeParse(query.get("after") ?? "0") : null;
   if (after && !after.success) throw new AppError("INVALID_INPUT", "after must be a message number.");
   const db = await getPrisma();
-  await limitRead(clientAddress(req.headers));
+  await limitRead(clientKey(req.headers));
   const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
   const scope = { tenantId: tenant.id, conversationId: conversation.id };
   // The listener's generation as each read began: a wait after a reconnect the read may have missed ends at once.

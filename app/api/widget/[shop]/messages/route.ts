@@ -9,7 +9,7 @@ import { advanceConversationFrom, claimFor } from "@/lib/runtime/advance";
 import { assertSameOrigin, bearerToken, widgetRoute, json, readJson, type ShopParams } from "@/lib/widget/http";
 import { viewWithCursor, visitorSession } from "@/lib/widget/session";
 import type { WidgetSendResponse } from "@/lib/widget/api-types";
-import { clientAddress } from "@/lib/identity/client-address";
+import { clientKey } from "@/lib/identity/client-address";
 import { limitMessage } from "@/lib/widget/limits";
 
 const sendSchema = z.object({ text: customerTextSchema });
@@ -23,9 +23,9 @@ export const POST = widgetRoute("send message", async (req: Request, ctx: ShopPa
   const db = await getPrisma();
   // Authenticate before reading the body, so a forged token is a 404 whatever it sends.
   const { tenant, conversation } = await visitorSession(db, (await ctx.params).shop, bearerToken(req));
-  const ip = clientAddress(req.headers);
+  const client = clientKey(req.headers);
   // Counted before the body is read: a flood of anything costs one counter update per request and nothing else.
-  await limitMessage(db, tenant, conversation.id, ip);
+  await limitMessage(db, tenant, conversation.id, client);
   const { text } = await readJson(req, sendSchema);
   const deps = await getRuntime();
   // The lease is taken as the run is created: the in-process worker cannot pick the run up in between, and
@@ -37,8 +37,8 @@ export const POST = widgetRoute("send message", async (req: Request, ctx: ShopPa
     text,
     model: deps.model.model,
     claimFor: claim,
-    // Identity checks the run makes are limited per client IP as well as per conversation: they read it there.
-    clientIp: ip,
+    // Identity checks the run makes are limited per client as well as per conversation: they read it there.
+    clientIp: client,
   });
   if (intake.kind === "started") {
     const { runId, run } = intake;
