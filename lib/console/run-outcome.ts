@@ -40,7 +40,7 @@ export interface RunOutcomeFacts {
   toolCalls: ReadonlyArray<{ name: string; status: string }>;
 }
 
-/** The run's reply was held back because a person had taken the conversation over (see lib/runtime/run-end). */
+/** The run's reply was held back because a person had taken the conversation over (lib/runtime/model-turn `SUPPRESSED_REPLY_OUTCOME`). */
 const SUPPRESSED_PREFIX = "end_turn (suppressed";
 
 interface Rule {

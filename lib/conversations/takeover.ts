@@ -12,7 +12,8 @@ import { addAudit } from "@/lib/store/audit";
 import { addEvent } from "@/lib/store/events";
 import { addHandoff, updateHandoff } from "@/lib/store/handoffs";
 import { Statement } from "@/lib/store/statement";
-import { changeConversation } from "@/lib/store/transcript";
+import { changeConversation, takeQueuedText, withQueuedText } from "@/lib/store/transcript";
+import { harnessNote, neutralise } from "@/lib/agent/framing";
 import { endDraftAtCommit } from "@/lib/live/drafts";
 import { customerTextSchema } from "./intake";
 
@@ -21,7 +22,7 @@ type Actor = { tenantId: string; staffId: string };
 async function lockConversation(tx: Transaction<DB>, actor: Actor, conversationId: string) {
   const row = await tx
     .selectFrom("Conversation")
-    .select(["id", "status", "ownerStaffId", "activeRunId"])
+    .select(["id", "status", "ownerStaffId", "activeRunId", "queuedCount"])
     .where("id", "=", conversationId)
     .where("tenantId", "=", actor.tenantId)
     .forUpdate()
@@ -121,10 +122,16 @@ export async function replyAsStaff(client: object, actor: Actor, conversationId:
       const { conv, staff } = await lockConversation(tx, actor, conversationId);
       if (conv.status !== "human" || conv.ownerStaffId !== actor.staffId)
         throw new AppError("FORBIDDEN", "Take the conversation over before replying.");
+      // Kept in the transcript as the support side's words, so the agent knows what a person said after hand-back.
+      // While a run holds the conversation (it may wait between a tool_use and its result, where nothing may be
+      // inserted) the words are queued like a customer's text, as a support note: the run's next user message carries
+      // them (its tool results, or the first message of the run after it), or the hand-back does (handBackConversation).
+      const busy = conv.activeRunId !== null;
       const s = Statement.plain();
       changeConversation(s, {
         conversationId,
         tenantId: actor.tenantId,
+        ...(busy ? { set: { queuedCount: sql`"queuedCount" + 1` } } : {}),
         messages: [
           {
             tenantId: actor.tenantId,
@@ -132,10 +139,16 @@ export async function replyAsStaff(client: object, actor: Actor, conversationId:
             role: "assistant",
             author: "STAFF",
             staffId: staff.id,
-            // Kept in the transcript as the support side's words, so the agent knows what a person said after
-            // hand-back — unless a run still waits between a tool_use and its result, where nothing may be inserted.
-            inTranscript: !conv.activeRunId,
-            content: [{ type: "text", text: `[${staff.name} from the support team replied to the customer]: ${parsed.data}` }],
+            inTranscript: !busy,
+            pendingDelivery: busy,
+            content: [
+              {
+                type: "text",
+                text: busy
+                  ? harnessNote(`${staff.name} from the support team replied to the customer: ${neutralise(parsed.data)}`)
+                  : `[${staff.name} from the support team replied to the customer]: ${parsed.data}`,
+              },
+            ],
             shownToCustomer: true,
             displayText: parsed.data,
           },
@@ -155,12 +168,28 @@ export async function handBackConversation(client: object, actor: Actor, convers
       if (conv.status !== "human") throw new AppError("CONFLICT", "This conversation is not held by a person.");
       if (conv.ownerStaffId !== actor.staffId) throw new AppError("FORBIDDEN", "Only the person who took it over can hand it back.");
       const s = Statement.plain();
+      // What waited for a run that has ended meanwhile (a person's words, text the customer sent while it was busy)
+      // goes into the transcript now, so the agent reads it before whatever the customer writes next.
+      const deliver = conv.activeRunId === null && conv.queuedCount > 0;
+      if (deliver) takeQueuedText(s, "queued", conversationId, null, Number.MAX_SAFE_INTEGER);
       changeConversation(s, {
         conversationId,
         tenantId: actor.tenantId,
         status: "open",
         set: { ownerStaffId: null },
+        ...(deliver ? { takeQueued: "queued" } : {}),
         messages: [
+          ...(deliver
+            ? [
+                {
+                  tenantId: actor.tenantId,
+                  conversationId,
+                  role: "user" as const,
+                  author: "HARNESS" as const,
+                  content: withQueuedText([], "queued"),
+                },
+              ]
+            : []),
           { tenantId: actor.tenantId, conversationId, ...notice(`${staff.name} handed the conversation back to our virtual assistant.`) },
         ],
       });

@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import type { Store } from "@/lib/db/kysely";
+import type { Sql } from "@/lib/store/statement";
 import { formatCents } from "@/lib/money";
 import { escalationRecord, readHandoffContext } from "@/lib/handoffs/records";
 import type { HandoffPayload } from "@/lib/handoffs/record";
@@ -29,7 +30,7 @@ export interface Ended {
 }
 
 /** Ends the run with this step: phase, conversation released (or handed to a follow-up run), events, webhooks. */
-export function endRun(w: StepWrite, phase: EndPhase, outcome: string): { followUpRunId: string } {
+export function endRun(w: StepWrite, phase: EndPhase, outcome: string | Sql): { followUpRunId: string } {
   const { ref } = w.state;
   const followUpRunId = randomUUID();
   w.transitionTo({ to: phase, release: true, outcome });

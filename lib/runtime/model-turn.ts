@@ -313,10 +313,16 @@ async function modelTurn(
   }
 }
 
+/** Run.outcome of a run whose reply was held back: a person owned the conversation (lib/console/run-outcome). */
+export const SUPPRESSED_REPLY_OUTCOME = "end_turn (suppressed: a person owns the conversation)";
+
 /**
  * The run's end with the agent's reply, in ONE statement: the reply appended — shown unless a person owns the
  * conversation, checked on its row as it is written (ownership at the moment of sending) — the run completed, the
- * conversation let go of (or handed to a follow-up run for text queued meanwhile).
+ * conversation let go of (or handed to a follow-up run for text queued meanwhile). A reply held back ends the run
+ * as SUPPRESSED_REPLY_OUTCOME, never as the agent's answer: the supervisor's runs and metrics count it as a person's
+ * case. The outcome reads the conversation's row locked (FOR KEY SHARE waits for a takeover in flight and reads its
+ * result), so it agrees with what the reply's own row says.
  */
 async function completeWithReply(
   deps: RuntimeDeps,
@@ -333,7 +339,9 @@ async function completeWithReply(
     shownToCustomer: sql`conv.status <> 'human'`,
     displayText: sql`CASE WHEN conv.status <> 'human' THEN ${text}::text END`,
   });
-  const { followUpRunId } = endRun(w, "COMPLETED", "end_turn");
+  const outcome = sql<string>`CASE WHEN (SELECT status FROM "Conversation" WHERE id = ${ref.conversationId} FOR KEY SHARE) = 'human'
+    THEN ${SUPPRESSED_REPLY_OUTCOME} ELSE 'end_turn' END`;
+  const { followUpRunId } = endRun(w, "COMPLETED", outcome);
   const row = await w.run<{ seq: number; followUp: boolean }>(storeOf(deps.db), sql`conv_m0.seq, conv."followUp" FROM conv_m0, conv`);
   extendTranscript(state, { seq: row!.seq, role: "assistant", content, author: "AGENT", runId: ref.id });
   return { kind: "ended", phase: "COMPLETED", followUpRunId: row!.followUp ? followUpRunId : null };

@@ -45,8 +45,8 @@ export interface RunTransition {
   /** let go of the lease (the run waits for a person or a retry, or it ended) */
   release: boolean;
   nextAttemptAt?: Date | null;
-  /** why it ended */
-  outcome?: string;
+  /** why it ended (SQL when the statement decides it) */
+  outcome?: string | Sql;
 }
 
 export function countersSql(c: RunCounters): Sql {

@@ -113,7 +113,7 @@ export function changeConversation(s: Statement, c: ConversationChange, name = "
 
 /**
  * Takes the customer text queued while a run was busy (CTE `name`, returning seq and "displayText", in order),
- * under the messages' row locks: they now belong to `runId` and are delivered by the message this statement
+ * under the messages' row locks: they now belong to `runId` (none: a hand-back delivers them) and are delivered by the message this statement
  * appends (see `queuedTextBlocks`). Pair it with `changeConversation({ takeQueued: name })`. At most `maxBytes` of
  * them are taken (and the oldest one anyway when `atLeastOne`): the rest stay queued for the next turn, so a flood of
  * queued text never becomes one oversized request.
@@ -122,7 +122,7 @@ export function takeQueuedText(
   s: Statement,
   name: string,
   conversationId: string,
-  runId: string,
+  runId: string | null,
   maxBytes: number,
   atLeastOne = true,
 ): void {
