@@ -247,6 +247,9 @@ export async function receiveCustomerMessage(
   if (row.activeRunId) {
     if (row.runPhase === "WAITING_FOR_APPROVAL" && row.status !== "human")
       await tellWhatWaits(client, a.tenantId, a.conversationId, row.activeRunId);
+    // A run dead-lettered with its tool calls unanswered holds the conversation until it is retried (lib/runtime/end).
+    if (row.runPhase === "DEAD_LETTER" && row.status !== "human")
+      await tell(client, a.tenantId, a.conversationId, row.activeRunId, DEAD_LETTER_HOLDS);
     return { kind: "queued", seq: row.seq, runId: row.activeRunId };
   }
   return { kind: "to_person", seq: row.seq };
@@ -262,7 +265,20 @@ async function tellWhatWaits(client: object, tenantId: string, conversationId: s
       return pendingSubject(p.toolName, p);
     })
     .join(" and ");
-  const notice = `${what || "Your request"} is still with our team. I've noted your message and will answer it as soon as they decide.`;
+  await tell(
+    client,
+    tenantId,
+    conversationId,
+    runId,
+    `${what || "Your request"} is still with our team. I've noted your message and will answer it as soon as they decide.`,
+  );
+}
+
+const DEAD_LETTER_HOLDS = "Your conversation is with our team, and a person will follow up here. I've noted your message.";
+
+/** A notice to the customer (not part of what the model reads). */
+async function tell(client: object, tenantId: string, conversationId: string, runId: string, notice: string): Promise<void> {
+  const db = storeOf(client);
   const s = Statement.plain();
   changeConversation(s, {
     conversationId,

@@ -8,7 +8,14 @@ import { type Store, storeOf } from "@/lib/db/kysely";
 import { type Lease, LeaseLostError } from "@/lib/store/lease";
 import { claimRun, type RunStateRow, readRunState, releaseRun, runPhase } from "@/lib/store/runs";
 import { callsOfLatestMessage, type ToolCallRow } from "@/lib/store/tool-calls";
-import { type ContentBlock, loadTranscript, type TranscriptRow, transcriptKnownThrough, withQueuedText } from "@/lib/store/transcript";
+import {
+  type ContentBlock,
+  loadTranscript,
+  toolUseIdsIn,
+  type TranscriptRow,
+  transcriptKnownThrough,
+  withQueuedText,
+} from "@/lib/store/transcript";
 import type { RuntimeDeps } from "./deps";
 import { endRun, escalateRun } from "./end";
 import { failpoint } from "./failpoints";
@@ -215,7 +222,22 @@ async function stepFailed(runtime: RuntimeDeps, runId: string, lease: Lease, err
     rootCause: errorText,
     recommendedAction: "",
     phase: "DEAD_LETTER",
+    // The failing step may be the one that answers the run's tool calls: then the conversation waits for the retry.
+    holdConversation: await endsWithToolUse(db, state.ref.conversationId),
   });
+}
+
+/** Whether the conversation's transcript ends with an assistant message asking for tools (their results not written). */
+async function endsWithToolUse(db: Store, conversationId: string): Promise<boolean> {
+  const last = await db
+    .selectFrom("Message")
+    .select(["role", "content"])
+    .where("conversationId", "=", conversationId)
+    .where("inTranscript", "=", true)
+    .orderBy("seq", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return last?.role === "assistant" && toolUseIdsIn([last]).size > 0;
 }
 
 /**

@@ -30,11 +30,16 @@ export interface Ended {
 }
 
 /** Ends the run with this step: phase, conversation released (or handed to a follow-up run), events, webhooks. */
-export function endRun(w: StepWrite, phase: EndPhase, outcome: string | Sql): { followUpRunId: string } {
+export function endRun(
+  w: StepWrite,
+  phase: EndPhase,
+  outcome: string | Sql,
+  opts: { holdConversation?: boolean } = {},
+): { followUpRunId: string } {
   const { ref } = w.state;
   const followUpRunId = randomUUID();
   w.transitionTo({ to: phase, release: true, outcome });
-  w.conversation({ releaseRun: { runId: ref.id, followUpRunId } });
+  if (!opts.holdConversation) w.conversation({ releaseRun: { runId: ref.id, followUpRunId } });
   w.also((s) => {
     addFollowUpRun(s, ref, followUpRunId, w.state.model);
     addEvent(s, "ended_ev", {
@@ -87,6 +92,12 @@ export interface Escalation extends EscalationRequest {
   /** what the customer is told (the default is an honest handoff notice) */
   notice?: string;
   refusedCall?: HandoffPayload["refusedCall"];
+  /**
+   * The run's last message asks for tools whose results could not be written: the conversation stays with the run
+   * (what anyone writes meanwhile is queued) until a supervisor retries it — a message after an unanswered tool_use
+   * would break every later request, and the approved call would never run.
+   */
+  holdConversation?: boolean;
 }
 
 /**
@@ -193,7 +204,7 @@ export async function escalateRun(db: Store, w: StepWrite, e: Escalation): Promi
     displayText: notice,
   });
   const phase = e.phase ?? "ESCALATED";
-  const { followUpRunId } = endRun(w, phase, `${e.trigger}: ${e.reason}`);
+  const { followUpRunId } = endRun(w, phase, `${e.trigger}: ${e.reason}`, { holdConversation: e.holdConversation });
   const row = await w.run<{ followUp: boolean }>(db, sql`conv."followUp" FROM conv`);
   return { phase, followUpRunId: row?.followUp ? followUpRunId : null };
 }

@@ -159,10 +159,21 @@ export function failureOf(err: unknown, name: string): ToolErrorBody {
   };
 }
 
-/** A failure as the call's outcome: a transient one waits for a retry (same key) until the attempts run out. */
-export function failedSettlement(state: RunState, call: RunnableCall, failure: ToolErrorBody, attempt: number): Execution["settled"] {
+/**
+ * A failure as the call's outcome: a transient one waits for a retry (same key) until the attempts run out — unless
+ * the provider `acted` (its answer was lost, its record committed with this outcome): that one always waits for its
+ * retry, also past the last attempt, since the retry replays the provider's record under the key (it never asks the
+ * provider again, so it cannot fail this way twice) — and "nothing was done" would deny money that moved.
+ */
+export function failedSettlement(
+  state: RunState,
+  call: RunnableCall,
+  failure: ToolErrorBody,
+  attempt: number,
+  opts: { acted?: boolean } = {},
+): Execution["settled"] {
   if (failure.is_retryable && failure.error_category === "transient") {
-    if (attempt < state.policy.rules.budgets.maxToolAttempts) {
+    if (opts.acted || attempt < state.policy.rules.budgets.maxToolAttempts) {
       return {
         status: "RETRY_WAIT",
         result: withReview(failure, call),
@@ -289,7 +300,7 @@ export async function executeCall(
         } catch (err) {
           // The provider acted but its answer was lost: keep the effect, retry later under the same key.
           if (!(err instanceof ProviderAnswerLostError)) throw err;
-          outcome = failedSettlement(state, call, failureOf(err, call.name), attempt);
+          outcome = failedSettlement(state, call, failureOf(err, call.name), attempt, { acted: true });
         }
         noteToolTime(deps, toolStarted);
         failpoint("after-effect", call.name);

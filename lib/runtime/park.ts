@@ -9,6 +9,8 @@ import { approvalRecord, pendingNotice, readHandoffContext } from "@/lib/handoff
 import type { GateRecord } from "@/lib/gates/evaluate";
 import { addAudit } from "@/lib/store/audit";
 import { addHandoff } from "@/lib/store/handoffs";
+import { assertRunTransition } from "@/lib/store/phases";
+import { Statement } from "@/lib/store/statement";
 import type { CallFacts } from "@/lib/tools/types";
 import type { RuntimeDeps } from "./deps";
 import type { StepOutcome } from "./step";
@@ -93,6 +95,12 @@ export async function openApprovals(deps: RuntimeDeps, w: StepWrite, toPark: Cal
  * Parks the run with step `w` (which already carries whatever else the step records, e.g. the turn that proposed the
  * calls): the approvals of `toPark` opened (calls parked by an earlier step already have theirs), the run
  * WAITING_FOR_APPROVAL with its lease let go. Writes the step.
+ *
+ * Calls parked by an earlier step are in the queue already: a person may have decided them while this advance ran the
+ * phase's other calls. A decision that finds the run RUNNING only settles the call (the run is not waiting), so the
+ * step counts, under a share lock (it waits for a decision in flight and reads what it wrote), the calls still parked.
+ * None left: the run must not wait for a decision already made — it is taken back, leased to this advance, and goes
+ * on (the next step reads the decided calls afresh).
  */
 export async function park(deps: RuntimeDeps, w: StepWrite, toPark: CallToPark[]): Promise<StepOutcome> {
   const { ref } = w.state;
@@ -107,6 +115,51 @@ export async function park(deps: RuntimeDeps, w: StepWrite, toPark: CallToPark[]
       data: sql`jsonb_build_object('runId', ${ref.id}::text, 'phase', 'WAITING_FOR_APPROVAL')`,
     });
   });
-  await w.run(storeOf(deps.db));
+  // Calls this step parks cannot have been decided (their handoffs are new): counted only when there are none.
+  const stillParked = toPark.length
+    ? undefined
+    : sql`(SELECT count(*)::int FROM (SELECT 1 FROM "ToolCall" WHERE "runId" = ${ref.id} AND status = 'PARKED' FOR SHARE) p) AS "stillParked"`;
+  const row = await w.run<{ stillParked?: number }>(storeOf(deps.db), stillParked);
+  if (stillParked && row?.stillParked === 0 && (await takeBackDecidedRun(deps, w.state))) {
+    w.state.recordedCalls = null;
+    w.state.transcript = null;
+    return { kind: "next" };
+  }
   return { kind: "parked" };
+}
+
+/**
+ * A run parked with nothing left parked (every call was decided while it ran): back to RUNNING, leased to this advance
+ * again — unless a decision resumed it meanwhile (then its decider goes on). True when taken back.
+ */
+async function takeBackDecidedRun(deps: RuntimeDeps, state: StepWrite["state"]): Promise<boolean> {
+  const { ref, lease } = state;
+  assertRunTransition("WAITING_FOR_APPROVAL", "RUNNING");
+  const s = Statement.plain();
+  s.update(
+    "resumed",
+    "Run",
+    {
+      phase: sql`'RUNNING'::"RunPhase"`,
+      updatedAt: sql`now()`,
+      leaseOwner: lease.owner,
+      leaseExpiresAt: sql`now() + make_interval(secs => ${lease.ms / 1000}::float8)`,
+    },
+    sql<boolean>`"Run".id = ${ref.id} AND "Run".phase = 'WAITING_FOR_APPROVAL'
+      AND NOT EXISTS (SELECT 1 FROM "ToolCall" c WHERE c."runId" = ${ref.id} AND c.status = 'PARKED')`,
+    { returning: sql`"Run".id` },
+  );
+  s.insert(
+    "resumed_ev",
+    "Event",
+    {
+      tenantId: ref.tenantId,
+      conversationId: ref.conversationId,
+      type: "run.phase",
+      data: sql`jsonb_build_object('runId', ${ref.id}::text, 'phase', 'RUNNING')`,
+    },
+    { from: ["resumed"] },
+  );
+  const row = await s.run<{ resumed: boolean }>(storeOf(deps.db), sql`EXISTS (SELECT 1 FROM resumed) AS resumed`);
+  return !!row?.resumed;
 }

@@ -188,6 +188,24 @@ export async function settlePhase(
   return { calls, toPark, parked, retryAt: retries.length ? new Date(Math.min(...retries)) : null, judgedAgain };
 }
 
+/**
+ * What a deferred call is gated again on: the terms a person approved (a reviewer's edit) when one did — never the
+ * model's original terms in their place.
+ */
+export function termsToRegate(call: Pick<PhaseCall, "decidedById" | "effectiveInput" | "input">): unknown {
+  return call.decidedById && call.effectiveInput ? call.effectiveInput : call.input;
+}
+
+/** A deferred call a person approved, allowed again by its limits: APPROVED again, its terms and key as they were. */
+export function approvalStands(s: Statement, callId: string): void {
+  s.update(
+    s.unique("stands"),
+    "ToolCall",
+    { status: sql`'APPROVED'::"ToolCallStatus"`, nextAttemptAt: null, updatedAt: sql`now()` },
+    sql<boolean>`"ToolCall".id = ${callId} AND "ToolCall".status = 'DEFERRED'`,
+  );
+}
+
 /** A deferred call decided afresh: its row updated in place, the new gate decisions added. */
 export function regateCall(s: Statement, state: RunState, callId: string, g: GatedCall): void {
   const name = s.unique("regated");

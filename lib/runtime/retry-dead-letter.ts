@@ -1,6 +1,7 @@
 // RETRY — a supervisor puts a dead-lettered run back for the worker (DESIGN §2.4: exhausted → DEAD_LETTER, visible,
 // retryable). One statement: the run goes DEAD_LETTER → RUNNING (checked in lib/store/phases) with a fresh request
-// budget and no lease, the conversation is handed back to it, the escalation the dead letter opened is resolved by
+// budget and no lease, the conversation is handed back to it (or kept: a run dead-lettered with its tool calls
+// unanswered holds it, lib/runtime/end `holdConversation`), the escalation the dead letter opened is resolved by
 // the person who retried, and the audit record and the feed event name them. The run then continues from its
 // transcript like any other advance (nextStep reads what it needs: the model's turn after the recorded results).
 //
@@ -67,7 +68,7 @@ export async function retryDeadLetter(
       updatedAt: sql`now()`,
     },
     sql<boolean>`"Conversation".id = dead."conversationId" AND "Conversation"."tenantId" = ${actor.tenantId}
-      AND "Conversation"."activeRunId" IS NULL AND "Conversation".status <> 'human'`,
+      AND ("Conversation"."activeRunId" IS NULL OR "Conversation"."activeRunId" = dead.id) AND "Conversation".status <> 'human'`,
     { from: ["dead"], returning: sql`"Conversation".id` },
   );
   s.update(

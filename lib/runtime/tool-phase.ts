@@ -16,7 +16,17 @@ import { escalateRun, openCeilingEscalation } from "./end";
 import { failpoint } from "./failpoints";
 import { runSpecialist } from "./agent-as-tool";
 import { executeCall, type Execution } from "./execution";
-import { foldExecutions, gatedRow, type PhaseCall, regateCall, runCalls, runnableCalls, settlePhase } from "./phase-calls";
+import {
+  approvalStands,
+  foldExecutions,
+  termsToRegate,
+  gatedRow,
+  type PhaseCall,
+  regateCall,
+  runCalls,
+  runnableCalls,
+  settlePhase,
+} from "./phase-calls";
 import { escalates, gateCalls, type Verification } from "./gating";
 import { park } from "./park";
 import { queuedBytesBudget } from "./context";
@@ -168,12 +178,17 @@ export async function advanceToolPhase(
   const due = calls.filter((c) => c.status === "DEFERRED" && (!c.nextAttemptAt || c.nextAttemptAt.getTime() <= now));
   let verification: Verification | undefined;
   if (due.length) {
+    // A call a person approved is judged on the terms they approved (a reviewer's edit), never the model's.
+    const approvedTerms = (u: Anthropic.ToolUseBlockParam) => {
+      const d = due.find((c) => c.toolUseId === u.id);
+      return d ? { ...u, input: termsToRegate(d) } : u;
+    };
     const regated = await gateCalls(db, {
       run: ref,
       policy,
       rows,
       messageSeq: assistant.seq,
-      uses: uses.filter((u) => due.some((d) => d.toolUseId === u.id)),
+      uses: uses.filter((u) => due.some((d) => d.toolUseId === u.id)).map(approvedTerms),
       known: [],
       gates: deps.gates,
       prior: new Map(due.map((d) => [d.toolUseId, { id: d.id, attempts: d.attempts }])),
@@ -181,9 +196,16 @@ export async function advanceToolPhase(
     verification = regated.verification;
     for (const g of regated.gated) {
       const old = due.find((d) => d.toolUseId === g.toolUseId)!;
+      if (old.decidedById && !escalates(g)) {
+        // A person approved it, and its limits allow it again: their approval stands (a call has one handoff: it
+        // cannot be asked for again). It runs under its own terms and key, judged again where it acts.
+        calls = calls.map((c) => (c.id === old.id ? { ...c, status: "APPROVED", nextAttemptAt: null } : c));
+        w.also((s) => approvalStands(s, old.id));
+        continue;
+      }
       // Judged again, it may now be refused above the ceiling (a deferred call, one sent back where it was to act).
       if (escalates(g)) await openCeilingEscalation(db, w, g, { approved: !!old.decidedById });
-      const row = gatedRow(state, g, assistant.seq);
+      const row = { ...gatedRow(state, g, assistant.seq), input: old.input };
       calls = calls.map((c) => (c.id === old.id ? row : c));
       w.also((s) => regateCall(s, state, old.id, g));
     }
