@@ -42,7 +42,17 @@ import { openCeilingEscalation } from "./end";
 import { openApprovals } from "./park";
 import type { RunState } from "./run-state";
 import { StepWrite } from "./step-write";
-import { gatedRow, type PhaseCall, regateCall, runCalls, runnableCalls, runsBeforeRecording, settlePhase } from "./phase-calls";
+import {
+  approvalStands,
+  gatedRow,
+  termsToRegate,
+  type PhaseCall,
+  regateCall,
+  runCalls,
+  runnableCalls,
+  runsBeforeRecording,
+  settlePhase,
+} from "./phase-calls";
 
 /** Model turns one specialist call may take (a guard: the run's own budgets count every turn too). */
 export const MAX_SPECIALIST_TURNS = 6;
@@ -367,6 +377,18 @@ async function modelTurnOf(sp: Scope, w: StepWrite): Promise<Step> {
   }
 }
 
+/** The specialist's call before the message it just wrote (the last tool_use of an earlier reply of its turn). */
+function previousCallOfTurn(messages: readonly Anthropic.MessageParam[]): { name: string; input: unknown } | null {
+  for (let i = messages.length - 2; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    const uses = m.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
+    const last = uses[uses.length - 1];
+    if (last) return { name: last.name, input: last.input };
+  }
+  return null;
+}
+
 /**
  * The calls the specialist just proposed: gated (a tool outside its own set is refused), recorded under its scope with
  * namespaced ids, and — like the run's own turn — the read-only ones run before recording when nothing else must run
@@ -385,6 +407,8 @@ async function recordCalls(sp: Scope, w: StepWrite, uses: Anthropic.ToolUseBlock
     known: [],
     gates: deps.gates,
     unsaved: sp.unsaved,
+    // Its own previous call, from its turn: a repeat is refused as the agent's is (identical_call).
+    previousCall: previousCallOfTurn(sp.turn.messages),
   });
   for (const g of gated) {
     if (specialist.tools.includes(g.name)) continue;
@@ -487,7 +511,7 @@ async function toolPhaseOf(sp: Scope, w: StepWrite, last: AgentTurnMessage, veri
       policy: state.policy,
       rows: [],
       messageSeq: Number.POSITIVE_INFINITY,
-      uses: due.map((d) => ({ type: "tool_use" as const, id: d.toolUseId, name: d.name, input: d.input })),
+      uses: due.map((d) => ({ type: "tool_use" as const, id: d.toolUseId, name: d.name, input: termsToRegate(d) })),
       known: [],
       gates: deps.gates,
       prior: new Map(due.map((d) => [d.toolUseId, { id: d.id, attempts: d.attempts }])),
@@ -495,12 +519,23 @@ async function toolPhaseOf(sp: Scope, w: StepWrite, last: AgentTurnMessage, veri
     verification = regated.verification;
     for (const g of regated.gated) {
       const old = due.find((d) => d.toolUseId === g.toolUseId)!;
+      if (old.decidedById && !escalates(g)) {
+        // A person approved it and its limits allow it again: their approval stands (as in ./tool-phase).
+        calls = calls.map((c) => (c.id === old.id ? { ...c, status: "APPROVED", nextAttemptAt: null } : c));
+        w.also((s) => approvalStands(s, old.id));
+        continue;
+      }
       const specialist = { path: sp.path.join(" → "), title: sp.specialist.title };
       if (escalates(g)) await openCeilingEscalation(db, w, g, { specialist, approved: !!old.decidedById });
       calls = calls.map((c) => {
         if (c.id !== old.id) return c;
         const row = gatedRow(state, g, c.messageSeq, scope);
-        return { ...row, position: c.position, toPark: row.toPark && { ...row.toPark, specialist: sp.path.join(" → ") } };
+        return {
+          ...row,
+          input: c.input,
+          position: c.position,
+          toPark: row.toPark && { ...row.toPark, specialist: sp.path.join(" → ") },
+        };
       });
       w.also((s) => regateCall(s, state, old.id, g));
     }

@@ -327,6 +327,8 @@ export async function gateCalls(
     unsaved?: readonly UnsavedMoneyCall[];
     /** the conversation's verification as the advance knows it (RunState `verification`); otherwise it is read */
     verification?: Verification | null;
+    /** the call before these when it is not in `rows` (a specialist's own turn: lib/runtime/agent-as-tool) */
+    previousCall?: { name: string; input: unknown } | null;
   },
 ): Promise<{ verification: Verification; gated: GatedCall[] }> {
   // Known, or read alongside what the calls read (one round trip, not two).
@@ -336,7 +338,9 @@ export async function gateCalls(
     run: a.run,
     policy: a.policy,
     conversation: verification,
-    previousCall: previousToolUse(a.rows, a.run, a.messageSeq),
+    previousCall: a.previousCall
+      ? { name: a.previousCall.name, canonicalInput: canonicalJson(a.previousCall.input ?? {}) }
+      : previousToolUse(a.rows, a.run, a.messageSeq),
     now: new Date(),
   };
   const pending: Array<Promise<Prepared>> = [];
