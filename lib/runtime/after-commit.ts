@@ -8,7 +8,7 @@ import { listen } from "@/lib/db/listener";
 import { connectivityFailureKind, noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
 import { sleep } from "@/lib/sleep";
-import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs } from "@/lib/webhooks/deliver";
+import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs, startDueWebhooks } from "@/lib/webhooks/deliver";
 import { fanOutRetries, fanOutWebhookEvents } from "@/lib/webhooks/outbox";
 import type { RuntimeDeps } from "./deps";
 
@@ -18,21 +18,32 @@ export interface AfterCommitPass {
   webhookAttempts: number;
 }
 
+/** Webhook endpoints a loop serves in the background, and what to do as each finishes. */
+interface Serving {
+  endpoints: Set<Promise<void>>;
+  served: () => void;
+}
+
 /**
  * One pass: seal, fan out, deliver what is due. Each part goes on when another fails (a shop's audit chain that
  * cannot be sealed holds up no webhook): a part's failure is logged and it is tried again at the next pass; a
- * database that cannot be reached fails the pass (the loop tells an outage once).
+ * database that cannot be reached fails the pass (the loop tells an outage once). With `serving` (the loop), the
+ * deliveries go on in the background and the pass does not wait for any receiver; without it, the pass waits for
+ * them (`webhookAttempts` counts them then, else the endpoints it started serving).
  */
-export async function runAfterCommitOnce(deps: RuntimeDeps, delivery: Partial<DeliveryOptions> = {}): Promise<AfterCommitPass> {
+export async function runAfterCommitOnce(
+  deps: RuntimeDeps,
+  delivery: Partial<DeliveryOptions> = {},
+  serving?: Serving,
+): Promise<AfterCommitPass> {
   const db = storeOf(deps.db);
   const sealed = await apart("sealing audit records", () => sealAuditChains(db), 0);
   const fanned = await apart("fanning out webhook events", () => fanOutWebhookEvents(db), { events: 0, deliveries: 0 });
-  const sent = await apart("delivering webhooks", () => deliverDueWebhooks(db, { workerId: deps.workerId, ...delivery }), {
-    endpoints: 0,
-    attempts: 0,
-    delivered: 0,
-  });
-  return { sealed, webhookEvents: fanned.events, webhookAttempts: sent.attempts };
+  const options = { workerId: deps.workerId, ...delivery };
+  const webhookAttempts = serving
+    ? await apart("delivering webhooks", () => startDueWebhooks(db, options, serving.endpoints, serving.served), 0)
+    : (await apart("delivering webhooks", () => deliverDueWebhooks(db, options), { endpoints: 0, attempts: 0, delivered: 0 })).attempts;
+  return { sealed, webhookEvents: fanned.events, webhookAttempts };
 }
 
 /** A part of the pass, on its own: its failure is logged and answered with `none`, unless the database is out of reach. */
@@ -61,6 +72,8 @@ export async function runAfterCommitLoop(
   const intervalMs = opts.intervalMs ?? 1000;
   const idleMs = opts.idleMs ?? 30_000;
   const wake = afterCommitWakeups(deps);
+  // Receivers are waited for in the background; each one served wakes the loop (more may be due, its own or others').
+  const serving: Serving = { endpoints: new Set(), served: () => wake.notice() };
   try {
     while (!opts.signal?.aborted) {
       wake.heard = false; // what commits from now on wakes the next pass
@@ -68,7 +81,7 @@ export async function runAfterCommitLoop(
       const listened = wake.listening;
       let untilDueMs: number | null = intervalMs;
       try {
-        const pass = await runAfterCommitOnce(deps, opts.delivery);
+        const pass = await runAfterCommitOnce(deps, opts.delivery, serving);
         if (pass.sealed + pass.webhookEvents + pass.webhookAttempts > 0) continue;
         if (listened) untilDueMs = earliest(await nextWebhookDueInMs(storeOf(deps.db)), nextRetryInMs());
       } catch (err) {
@@ -81,6 +94,7 @@ export async function runAfterCommitLoop(
     }
   } finally {
     wake.close();
+    await Promise.allSettled([...serving.endpoints]); // a stop lets the deliveries in flight finish and be recorded
   }
 }
 
@@ -107,12 +121,14 @@ function afterCommitWakeups(deps: RuntimeDeps) {
       });
     },
     close: () => undefined as void,
+    notice: () => undefined as void,
   };
   // Heard — or the listener reconnected, and what was committed meanwhile was not heard.
   const notice = () => {
     w.heard = true;
     resolveWait?.();
   };
+  w.notice = notice;
   if (deps.databaseUrl) {
     let closed = false;
     listen(deps.databaseUrl, "support_after_commit", notice, notice)

@@ -14,6 +14,7 @@ import { sql } from "kysely";
 import { Webhook } from "standardwebhooks";
 import { doublingDelayMs } from "@/lib/backoff";
 import type { Store } from "@/lib/db/kysely";
+import { noteDatabaseFailure } from "@/lib/db/outage";
 import { log } from "@/lib/log";
 import { PrivateTargetError, publicOnlyLookup, refusedHost } from "./target";
 
@@ -186,8 +187,8 @@ async function headDelivery(db: Store, endpointId: string): Promise<HeadDelivery
   const { rows } = await sql<HeadDelivery>`
     SELECT d.id, d."eventId", d."eventType", d.attempts, d."nextAttemptAt" <= now() AS due, ev.payload,
            to_char(ev."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt"
-    FROM "WebhookDelivery" d JOIN "WebhookEvent" ev ON ev.id = d."eventId"
-    WHERE d."endpointId" = ${endpointId} AND d.status = 'pending' ORDER BY d.id LIMIT 1`.execute(db);
+    FROM "WebhookDelivery" d JOIN "WebhookEvent" ev ON ev.id = d."eventId" JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+    WHERE d."endpointId" = ${endpointId} AND d.status = 'pending' AND e.enabled ORDER BY d.id LIMIT 1`.execute(db);
   return rows[0] ?? null;
 }
 
@@ -276,15 +277,7 @@ export async function deliverDueWebhooks(
   db: Store,
   opts: DeliveryOptions,
 ): Promise<{ endpoints: number; attempts: number; delivered: number }> {
-  const o = {
-    leaseMs: opts.leaseMs ?? DELIVERY_DEFAULTS.leaseMs,
-    timeoutMs: opts.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs,
-    baseDelayMs: opts.baseDelayMs ?? DELIVERY_DEFAULTS.baseDelayMs,
-    maxDelayMs: opts.maxDelayMs ?? DELIVERY_DEFAULTS.maxDelayMs,
-    maxAttempts: opts.maxAttempts ?? DELIVERY_DEFAULTS.maxAttempts,
-    maxEndpoints: opts.maxEndpoints ?? DELIVERY_DEFAULTS.maxEndpoints,
-    perClaim: opts.perClaim ?? DELIVERY_DEFAULTS.perClaim,
-  };
+  const o = optionsOf(opts);
   const owner = `${opts.workerId}:webhooks:${randomUUID()}`;
   const claimed = await claimEndpoints(db, owner, o.leaseMs, o.maxEndpoints);
   const results = await Promise.allSettled(claimed.map((ep) => serveEndpoint(db, ep, owner, o, opts.afterSend)));
@@ -297,4 +290,43 @@ export async function deliverDueWebhooks(
     } else log.error({ err: r.reason }, "delivering webhooks to an endpoint failed");
   }
   return { endpoints: claimed.length, attempts, delivered };
+}
+
+/**
+ * The worker's way (lib/runtime/after-commit): claims the endpoints with deliveries due, up to `maxEndpoints` served at
+ * once by this worker (`serving`), and serves each in the background — a receiver that takes its time holds up its
+ * own endpoint only, never the sealing of audit records or another endpoint's deliveries. `served` is called as each
+ * finishes (the loop looks again: more may be due). Returns how many endpoints it started serving.
+ */
+export async function startDueWebhooks(db: Store, opts: DeliveryOptions, serving: Set<Promise<void>>, served: () => void): Promise<number> {
+  const o = optionsOf(opts);
+  const room = o.maxEndpoints - serving.size;
+  if (room <= 0) return 0;
+  const owner = `${opts.workerId}:webhooks:${randomUUID()}`;
+  const claimed = await claimEndpoints(db, owner, o.leaseMs, room);
+  for (const ep of claimed) {
+    const done: Promise<void> = serveEndpoint(db, ep, owner, o, opts.afterSend)
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "delivering webhooks to an endpoint failed");
+      })
+      .finally(() => {
+        serving.delete(done);
+        served();
+      });
+    serving.add(done);
+  }
+  return claimed.length;
+}
+
+function optionsOf(opts: DeliveryOptions): Required<Omit<DeliveryOptions, "afterSend" | "workerId">> {
+  return {
+    leaseMs: opts.leaseMs ?? DELIVERY_DEFAULTS.leaseMs,
+    timeoutMs: opts.timeoutMs ?? DELIVERY_DEFAULTS.timeoutMs,
+    baseDelayMs: opts.baseDelayMs ?? DELIVERY_DEFAULTS.baseDelayMs,
+    maxDelayMs: opts.maxDelayMs ?? DELIVERY_DEFAULTS.maxDelayMs,
+    maxAttempts: opts.maxAttempts ?? DELIVERY_DEFAULTS.maxAttempts,
+    maxEndpoints: opts.maxEndpoints ?? DELIVERY_DEFAULTS.maxEndpoints,
+    perClaim: opts.perClaim ?? DELIVERY_DEFAULTS.perClaim,
+  };
 }

@@ -76,19 +76,29 @@ function ipv6Words(address: string): number[] | null {
 export const privateTargetsAllowed = () => env().SUPPORT_WEBHOOK_PRIVATE_TARGETS === "allow";
 
 /** The error a refused target gives (its message is what the delivery log shows). */
+/**
+ * A target refused as not public. The message goes into the shop's delivery log: for a name it never says what the
+ * name resolved to (a shop's admin must not map the operator's internal names to addresses through it); the address
+ * is kept on the error, for the operator's log.
+ */
 export class PrivateTargetError extends Error {
   readonly code = "PRIVATE_TARGET";
-  constructor(host: string, address: string) {
-    super(
-      `refused: ${host} is ${address === host ? "" : `${address}, `}not a public address (SUPPORT_WEBHOOK_PRIVATE_TARGETS=allow delivers to your own network)`,
-    );
+  constructor(
+    host: string,
+    readonly address: string,
+  ) {
+    super(`refused: ${host} is not a public address (SUPPORT_WEBHOOK_PRIVATE_TARGETS=allow delivers to your own network)`);
   }
 }
 
 /** Why a URL's host is refused before any lookup (an IP literal or `localhost`), or null. */
 export function refusedHost(url: URL): string | null {
   if (privateTargetsAllowed()) return null;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  // `localhost.` is `localhost` (the root's dot is part of every name, most leave it out).
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
   if (net.isIP(host) && isPrivateAddress(host)) return new PrivateTargetError(host, host).message;
   if (host === "localhost" || host.endsWith(".localhost")) return new PrivateTargetError(host, "the local machine").message;
   return null;
