@@ -7,6 +7,8 @@ import * as eventsRoute from "@/app/api/widget/[shop]/events/route";
 import * as humanRoute from "@/app/api/widget/[shop]/human/route";
 import * as messagesRoute from "@/app/api/widget/[shop]/messages/route";
 import { disconnectPrisma } from "@/lib/db/client";
+import type { PolicyRulesInput } from "@/lib/policy/policy";
+import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
 import type { WidgetView } from "@/lib/widget/api-types";
 import { SseParser } from "@/lib/widget/sse-parser";
 import { createTestDatabase, type TestDatabase } from "./db";
@@ -107,6 +109,29 @@ export async function widgetRoutes(): Promise<WidgetRoutes> {
       await tdb.drop();
     },
   };
+}
+
+/** Widget limits high enough never to get in the way; a test lowers the one it is about. */
+export const RELAXED_WIDGET_LIMITS = {
+  messagesPerMinutePerConversation: 1000,
+  messagesPerMinutePerIp: 1000,
+  messagesPerMinutePerShop: 100_000,
+  conversationsPerHourPerIp: 1000,
+};
+
+/**
+ * Publishes a new policy version for the "acme" shop: the demo rules with `change` laid over their `limits`, under the
+ * next unused version number, and makes it the active one.
+ */
+export async function publishWidgetLimits(w: WidgetRoutes, change: Partial<PolicyRulesInput["limits"] & object>): Promise<void> {
+  const db = w.tdb.prisma;
+  const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
+  const latest = await db.policyVersion.aggregate({ where: { tenantId: tenant.id }, _max: { version: true } });
+  const version = Math.max(tenant.policyVersion, latest._max.version ?? 0) + 1;
+  const rules = structuredClone(DEMO_POLICY_RULES) as unknown as PolicyRulesInput;
+  rules.limits = { ...(rules.limits as object), ...change } as PolicyRulesInput["limits"];
+  await db.policyVersion.create({ data: { tenantId: tenant.id, version, rules: rules as object } });
+  await db.tenant.update({ where: { id: tenant.id }, data: { policyVersion: version } });
 }
 
 export type Frame = { id?: string | null; event?: string; data: string };

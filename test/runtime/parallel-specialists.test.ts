@@ -3,23 +3,16 @@
 // first gated and has not written yet counts as a call of the same turn — lib/runtime/gating UnsavedMoneyCall).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { answersTools, isSpecialistRequest } from "../offline-requests";
-import { createHarness, type Harness } from "../runtime-harness";
-import { SPECIALISTS } from "@/lib/agents/specialists";
-import type { OfflineStep } from "@/lib/model/offline/types";
+import type { Harness } from "../runtime-harness";
+import { endTurn, harnessWithSpecialists, toolUse, use } from "./specialist-script";
 
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness();
-  await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((s) => s.tool)] }));
+  h = await harnessWithSpecialists();
 });
 afterEach(async () => {
   await h.close();
 });
-
-const text = (t: string) => ({ type: "text" as const, text: t });
-const use = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
-const toolUse = (...uses: ReturnType<typeof use>[]): OfflineStep => ({ reply: { content: uses, stop_reason: "tool_use" } });
-const endTurn = (t: string): OfflineStep => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
 
 /**
  * Scripts one turn that consults the returns specialist twice at once, each proposing `amount_cents` on `order`

@@ -1,32 +1,19 @@
 // Specialists run as tools (DESIGN §2.5), at the edges: a repeat across their turns, totals across specialists and the
 // agent, expiry, malformed replies, an edited approval judged again where it acts.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../runtime-harness";
-import { SPECIALISTS } from "@/lib/agents/specialists";
+import type { Harness } from "../runtime-harness";
+import { endTurn, harnessWithSpecialists, type Role, roleOf, text, toolUse, use } from "./specialist-script";
 import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
 import { expireDueApprovals } from "@/lib/runtime/resume";
 
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness();
-  await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((s) => s.tool)] }));
+  h = await harnessWithSpecialists();
 });
 afterEach(async () => {
   await h.close();
 });
 
-type Role = "agent" | "returns" | "delivery";
-const text = (t: string) => ({ type: "text" as const, text: t });
-const use = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
-const toolUse = (...uses: ReturnType<typeof use>[]): OfflineStep => ({ reply: { content: uses, stop_reason: "tool_use" } });
-const endTurn = (t: string): OfflineStep => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
-
-function roleOf(req: OfflineRequest): Role {
-  const system = typeof req.system === "string" ? req.system : (req.system ?? []).map((b) => b.text).join("\n");
-  if (system.startsWith("You are the returns & refunds specialist")) return "returns";
-  if (system.startsWith("You are the delivery problems specialist")) return "delivery";
-  return "agent";
-}
 const seen: Record<Role, OfflineRequest[]> = { agent: [], returns: [], delivery: [] };
 beforeEach(() => {
   for (const r of Object.keys(seen) as Role[]) seen[r] = [];
@@ -100,7 +87,10 @@ describe("limits hold across the agent and its specialists in one turn", () => {
         endTurn("Done."),
         endTurn("Done."),
       ],
-      returns: [toolUse(use("more", "refund_order", { order_number: "A-1004", amount_cents: 9000, reason: "tent pole bent" })), endTurn("ok")],
+      returns: [
+        toolUse(use("more", "refund_order", { order_number: "A-1004", amount_cents: 9000, reason: "tent pole bent" })),
+        endTurn("ok"),
+      ],
     });
     await h.say("Refund $90 on A-1004, and another $90 through your returns team.", dana);
     const order = await h.db.order.findFirstOrThrow({ where: { number: "A-1004" } });
@@ -172,22 +162,25 @@ describe("a specialist whose reply is malformed after it already acted", () => {
     ["max_tokens", { reply: { content: [text("Refunded $20.0")], stop_reason: "max_tokens" } }],
     ["an unknown stop_reason", { reply: { content: [text("Refunded.")], stop_reason: "weird_reason" as "end_turn" } }],
     ["an empty end_turn", { reply: { content: [], stop_reason: "end_turn" } }],
-  ])("%s: the outer result is an error that says what WAS done (by code); one refund; the outer tool_use has one result", async (_l, bad) => {
-    scriptRoles({
-      agent: [
-        toolUse(use("toolu_outer", "ask_returns_specialist", { task: "Refund 20 dollars.", order_number: "A-1001" })),
-        endTurn("I refunded $20.00 on A-1001."),
-      ],
-      returns: [toolUse(use("r1", "refund_order", { order_number: "A-1001", amount_cents: 2000, reason: "zip broke" })), bad],
-    });
-    const out = await h.say("A-1001's zip broke, refund me $20.", dana);
-    expect(out.phase).toBe("COMPLETED");
-    expect(await effectsOf("refund_order")).toHaveLength(1);
-    const outer = lastResults(seen.agent.at(-1)!).toolu_outer!;
-    expect(outer.is_error).toBe(true);
-    expect(outer.content).toMatch(/Done so far: refund_order of \$20\.00 on A-1001/);
-    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
-  });
+  ])(
+    "%s: the outer result is an error that says what WAS done (by code); one refund; the outer tool_use has one result",
+    async (_l, bad) => {
+      scriptRoles({
+        agent: [
+          toolUse(use("toolu_outer", "ask_returns_specialist", { task: "Refund 20 dollars.", order_number: "A-1001" })),
+          endTurn("I refunded $20.00 on A-1001."),
+        ],
+        returns: [toolUse(use("r1", "refund_order", { order_number: "A-1001", amount_cents: 2000, reason: "zip broke" })), bad],
+      });
+      const out = await h.say("A-1001's zip broke, refund me $20.", dana);
+      expect(out.phase).toBe("COMPLETED");
+      expect(await effectsOf("refund_order")).toHaveLength(1);
+      const outer = lastResults(seen.agent.at(-1)!).toolu_outer!;
+      expect(outer.is_error).toBe(true);
+      expect(outer.content).toMatch(/Done so far: refund_order of \$20\.00 on A-1001/);
+      expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+    },
+  );
 });
 
 describe("a specialist after a reviewer's decision", () => {
@@ -234,7 +227,9 @@ describe("a specialist after a reviewer's decision", () => {
     const inner = JSON.parse(lastResults(seen.returns.at(-1)!).r1!.content);
     expect(inner).toMatchObject({ review: { decision: "edited", executed_input: { amount_cents: 15000 } } });
     const outer = JSON.parse(lastResults(seen.agent.at(-1)!).toolu_outer!.content);
-    expect(outer.actions).toEqual([expect.objectContaining({ tool: "refund_order", input: expect.objectContaining({ amount_cents: 15000 }) })]);
+    expect(outer.actions).toEqual([
+      expect.objectContaining({ tool: "refund_order", input: expect.objectContaining({ amount_cents: 15000 }) }),
+    ]);
     expect((await h.db.run.findUniqueOrThrow({ where: { id: out.runId! } })).phase).toBe("COMPLETED");
   });
 
@@ -244,7 +239,10 @@ describe("a specialist after a reviewer's decision", () => {
         toolUse(use("toolu_outer", "ask_returns_specialist", { task: "Refund 20 dollars.", order_number: "A-1001" })),
         endTurn("Refunded $20.00 on A-1001."),
       ],
-      returns: [toolUse(use("r1", "refund_order", { order_number: "A-1001", amount_cents: 2000, reason: "zip" })), endTurn("Refunded $20.00.")],
+      returns: [
+        toolUse(use("r1", "refund_order", { order_number: "A-1001", amount_cents: 2000, reason: "zip" })),
+        endTurn("Refunded $20.00."),
+      ],
     });
     const out = await h.say("A-1001's zip broke, refund me $20.", dana);
     const detail = (await h.runDetail(out.runId!)) as unknown as {
@@ -292,7 +290,9 @@ describe("controls and the customer typing while a specialist waits", () => {
     expect(await h.badRequests(out.conversationId)).toEqual([]);
     const req = seen.agent.find((r) => JSON.stringify(r.messages).includes('"tool_use_id":"toolu_outer"'))!;
     const ids = req.messages.flatMap((m) =>
-      Array.isArray(m.content) ? m.content.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id) : [],
+      Array.isArray(m.content)
+        ? m.content.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id)
+        : [],
     );
     expect(ids.filter((i) => i === "toolu_outer")).toHaveLength(1);
   });
@@ -318,7 +318,10 @@ describe("an edited inner approval judged again where it acts", () => {
       { handoffId: handoff.id, decision: "edit", editedInput: { ...proposed, amount_cents: 25000 }, reason: "the jacket too" },
     );
     // Meanwhile $300 was refunded on A-1003 elsewhere: the edited $250 now passes the $500 ceiling ($550).
-    await h.db.order.update({ where: { tenantId_number: { tenantId: h.acme.id, number: "A-1003" } } as never, data: { refundedCents: 30000 } });
+    await h.db.order.update({
+      where: { tenantId_number: { tenantId: h.acme.id, number: "A-1003" } } as never,
+      data: { refundedCents: 30000 },
+    });
     for (let i = 0; i < 12; i++) h.script.push(endTurn("A person will follow up on your refund."));
     const { runWorkerOnce } = await import("@/lib/runtime/worker");
     for (let i = 0; i < 4; i++) {
@@ -333,8 +336,15 @@ describe("an edited inner approval judged again where it acts", () => {
 
   it("control (the agent's own call): the edited $250 is judged on the ceiling, refused and escalated; never asked again", async () => {
     const { calls, approvals, run } = await editedThenOthersRefunded(false);
-    const what = JSON.stringify({ phase: run.phase, calls: calls.map((c) => [c.status, c.gateReason]), handoffs: approvals.map((a) => [a.kind, a.status]) });
-    expect(approvals.filter((a) => a.kind === "APPROVAL"), what).toHaveLength(1);
+    const what = JSON.stringify({
+      phase: run.phase,
+      calls: calls.map((c) => [c.status, c.gateReason]),
+      handoffs: approvals.map((a) => [a.kind, a.status]),
+    });
+    expect(
+      approvals.filter((a) => a.kind === "APPROVAL"),
+      what,
+    ).toHaveLength(1);
     expect(await effectsOf("refund_order"), what).toHaveLength(0);
   });
 
@@ -345,7 +355,10 @@ describe("an edited inner approval judged again where it acts", () => {
       calls: calls.map((c) => [c.status, c.gateReason, c.effectiveInput]),
       handoffs: approvals.map((a) => [a.kind, a.status, (a.payload as { proposedInput?: unknown }).proposedInput]),
     });
-    expect(approvals.filter((a) => a.kind === "APPROVAL"), what).toHaveLength(1);
+    expect(
+      approvals.filter((a) => a.kind === "APPROVAL"),
+      what,
+    ).toHaveLength(1);
     expect(calls[0]!.status, what).toBe("DENIED");
     expect(await effectsOf("refund_order"), what).toHaveLength(0);
   });

@@ -1,8 +1,8 @@
 // Specialists run as tools (DESIGN §2.5, seed 003): a gated call inside one parks the whole run, the decision travels
 // down as data, and resuming rebuilds everything from the database. Each failure the seed describes is a test here.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../runtime-harness";
-import { SPECIALISTS } from "@/lib/agents/specialists";
+import type { Harness } from "../runtime-harness";
+import { endTurn, harnessWithSpecialists, type Role, roleOf, text, toolUse, use } from "./specialist-script";
 import { createModelClient } from "@/lib/model/client";
 import { createOfflineFetch, OfflineScript } from "@/lib/model/offline";
 import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
@@ -12,26 +12,11 @@ import { AppError } from "@/lib/errors";
 
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness();
-  await h.publish((r) => ({ ...r, allowedTools: [...r.allowedTools, ...SPECIALISTS.map((s) => s.tool)] }));
+  h = await harnessWithSpecialists();
 });
 afterEach(async () => {
   await h.close();
 });
-
-// ── A scripted model that answers each request by who is asking: the front-line agent or a specialist ──
-type Role = "agent" | "returns" | "delivery";
-const text = (t: string) => ({ type: "text" as const, text: t });
-const use = (id: string, name: string, input: unknown) => ({ type: "tool_use" as const, id, name, input });
-const toolUse = (...uses: ReturnType<typeof use>[]): OfflineStep => ({ reply: { content: uses, stop_reason: "tool_use" } });
-const endTurn = (t: string): OfflineStep => ({ reply: { content: [text(t)], stop_reason: "end_turn" } });
-
-function roleOf(req: OfflineRequest): Role {
-  const system = typeof req.system === "string" ? req.system : (req.system ?? []).map((b) => b.text).join("\n");
-  if (system.startsWith("You are the returns & refunds specialist")) return "returns";
-  if (system.startsWith("You are the delivery problems specialist")) return "delivery";
-  return "agent";
-}
 
 /** Requests by role, as each was sent (what the specialist read back after a decision, for instance). */
 const seen: Record<Role, OfflineRequest[]> = { agent: [], returns: [], delivery: [] };

@@ -2,11 +2,16 @@ import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
-import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { ATTEMPT_LIMITS } from "@/lib/identity/attempts";
 import { verifyIdentity } from "@/lib/identity/verification";
-import { afterCallbacks, runAfterCallbacks, type WidgetRoutes, widgetRoutes } from "../widget-routes";
+import {
+  afterCallbacks,
+  publishWidgetLimits,
+  RELAXED_WIDGET_LIMITS,
+  runAfterCallbacks,
+  type WidgetRoutes,
+  widgetRoutes,
+} from "../widget-routes";
 import { createHarness, type Harness } from "../runtime-harness";
 
 // A customer in the chat widget who guesses, enumerates or probes to learn or get what is not theirs.
@@ -30,28 +35,11 @@ describe("per-IP limits against a client that controls its own X-Forwarded-For (
     await w.close();
   });
 
-  let nextVersion = 2_000;
-  async function limits(change: Partial<PolicyRulesInput["limits"] & object>) {
-    const db = w.tdb.prisma;
-    const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
-    const version = tenant.policyVersion + nextVersion++;
-    const rules = structuredClone(DEMO_POLICY_RULES) as unknown as PolicyRulesInput;
-    rules.limits = { ...(rules.limits as object), ...change } as PolicyRulesInput["limits"];
-    await db.policyVersion.create({ data: { tenantId: tenant.id, version, rules: rules as object } });
-    await db.tenant.update({ where: { id: tenant.id }, data: { policyVersion: version } });
-  }
-  const relaxed = {
-    messagesPerMinutePerConversation: 1000,
-    messagesPerMinutePerIp: 1000,
-    messagesPerMinutePerShop: 100_000,
-    conversationsPerHourPerIp: 1000,
-  };
-
   // Next's server only fills x-forwarded-for when the request has none (`??=`), so what a directly exposed app sees
   // there is whatever the client wrote. A value that is not an address ("unknown" is what several proxies write)
   // makes clientAddress() answer null, and every per-IP limit is then skipped — the client opted out of them.
   it("a junk X-Forwarded-For does not turn the new-conversations-per-IP limit off", async () => {
-    await limits({ ...relaxed, conversationsPerHourPerIp: 2 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, conversationsPerHourPerIp: 2 });
     // Control: from a real address the limit holds.
     const real = [];
     for (let i = 0; i < 3; i++) real.push((await w.start({ ip: "203.0.113.61" })).status);
@@ -63,7 +51,7 @@ describe("per-IP limits against a client that controls its own X-Forwarded-For (
   });
 
   it("a junk X-Forwarded-For does not turn the messages-per-IP limit off", async () => {
-    await limits({ ...relaxed, messagesPerMinutePerIp: 3 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, messagesPerMinutePerIp: 3 });
     const tokens: string[] = [];
     for (let i = 0; i < 3; i++) tokens.push((await w.start({ ip: "unknown" })).body.token);
     const statuses: number[] = [];
@@ -72,7 +60,7 @@ describe("per-IP limits against a client that controls its own X-Forwarded-For (
   });
 
   it("a junk X-Forwarded-For does not turn the reads-per-IP limit off", async () => {
-    await limits(relaxed);
+    await publishWidgetLimits(w, RELAXED_WIDGET_LIMITS);
     const { token } = (await w.start({ ip: "203.0.113.62" })).body;
     process.env.SUPPORT_WIDGET_READS_PER_MIN = "3";
     try {
@@ -85,7 +73,7 @@ describe("per-IP limits against a client that controls its own X-Forwarded-For (
   });
 
   it("identity attempts from a junk-X-Forwarded-For client are still limited per client, across fresh conversations", async () => {
-    await limits(relaxed);
+    await publishWidgetLimits(w, RELAXED_WIDGET_LIMITS);
     await w.tdb.prisma.verificationAttempt.deleteMany();
     const acme = await w.tdb.prisma.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
     // What POST /messages records on each conversation as the sender's address (the per-IP scope of identity checks).
@@ -119,7 +107,7 @@ describe("per-IP limits against a client that controls its own X-Forwarded-For (
   // IPv6: a client normally holds a whole /64 (2^64 addresses). Counting each address on its own lets one client
   // rotate through its prefix and never meet a per-IP limit.
   it("new conversations from one IPv6 /64 are counted together", async () => {
-    await limits({ ...relaxed, conversationsPerHourPerIp: 2 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, conversationsPerHourPerIp: 2 });
     // Control: one and the same IPv6 address is limited.
     const same = [];
     for (let i = 0; i < 3; i++) same.push((await w.start({ ip: "2001:db8:3:1::1" })).status);

@@ -1,11 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPrisma } from "@/lib/db/client";
-import { DEMO_POLICY_RULES } from "@/lib/setup/seed";
-import type { PolicyRulesInput } from "@/lib/policy/policy";
 import { limitMessage } from "@/lib/widget/limits";
 import { widgetTenant } from "@/lib/widget/session";
 import { captureLogLines } from "../log-lines";
-import { afterCallbacks, runAfterCallbacks, type WidgetRoutes, widgetRoutes } from "../widget-routes";
+import {
+  afterCallbacks,
+  publishWidgetLimits,
+  RELAXED_WIDGET_LIMITS,
+  runAfterCallbacks,
+  type WidgetRoutes,
+  widgetRoutes,
+} from "../widget-routes";
 
 vi.mock("next/server", async (original) => ({
   ...(await original<typeof import("next/server")>()),
@@ -23,23 +28,6 @@ afterAll(async () => {
   await w.close();
 });
 
-let nextVersion = 1_000;
-async function limits(change: Partial<PolicyRulesInput["limits"] & object>) {
-  const db = w.tdb.prisma;
-  const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
-  const version = tenant.policyVersion + nextVersion++;
-  const rules = structuredClone(DEMO_POLICY_RULES) as unknown as PolicyRulesInput;
-  rules.limits = { ...(rules.limits as object), ...change } as PolicyRulesInput["limits"];
-  await db.policyVersion.create({ data: { tenantId: tenant.id, version, rules: rules as object } });
-  await db.tenant.update({ where: { id: tenant.id }, data: { policyVersion: version } });
-}
-const relaxed = {
-  messagesPerMinutePerConversation: 1000,
-  messagesPerMinutePerIp: 1000,
-  messagesPerMinutePerShop: 100_000,
-  conversationsPerHourPerIp: 1000,
-};
-
 async function messagesOf(token: string) {
   return (await w.view(token)).body.view.messages.map((m: { text: string }) => m.text);
 }
@@ -54,7 +42,7 @@ function expectLimited(res: { status: number; headers: Headers; body: any }, mes
 
 describe("widget rate limits", () => {
   it("per conversation: past the limit a 429 with a polite sentence and Retry-After; what came before is kept", async () => {
-    await limits({ ...relaxed, messagesPerMinutePerConversation: 3 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, messagesPerMinutePerConversation: 3 });
     const { body: s } = await w.start({ ip: "203.0.113.1" });
     for (const text of ["one", "two", "three"]) expect((await w.send(s.token, { text }, { ip: "203.0.113.1" })).status).toBe(202);
     const refused = await w.send(s.token, { text: "four" }, { ip: "203.0.113.1" });
@@ -68,7 +56,7 @@ describe("widget rate limits", () => {
   });
 
   it("per client IP, over all its conversations; another address is unaffected", async () => {
-    await limits({ ...relaxed, messagesPerMinutePerIp: 4 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, messagesPerMinutePerIp: 4 });
     const ip = "198.51.100.7";
     const a = (await w.start({ ip })).body.token;
     const b = (await w.start({ ip })).body.token;
@@ -80,7 +68,7 @@ describe("widget rate limits", () => {
   });
 
   it("per shop, over every visitor; the count holds across processes", async () => {
-    await limits({ ...relaxed, messagesPerMinutePerShop: 3 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, messagesPerMinutePerShop: 3 });
     const tokens = await Promise.all([1, 2, 3, 4].map(async (i) => (await w.start({ ip: `192.0.2.${i}` })).body.token));
     for (const [i, token] of tokens.slice(0, 3).entries())
       expect((await w.send(token, { text: "hi" }, { ip: `192.0.2.${i + 1}` })).status).toBe(202);
@@ -100,7 +88,7 @@ describe("widget rate limits", () => {
   });
 
   it("new conversations per client IP; resuming one is not counted", async () => {
-    await limits({ ...relaxed, conversationsPerHourPerIp: 2 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, conversationsPerHourPerIp: 2 });
     const ip = "203.0.113.50";
     const first = await w.start({ ip });
     expect(first.status).toBe(200);
@@ -118,7 +106,7 @@ describe("widget rate limits", () => {
   const limitLines = () => logLines().filter((l) => /rate limit/.test(l.msg));
 
   it("a client held over a limit is logged once for it, whatever number of requests it keeps sending", async () => {
-    await limits({ ...relaxed, messagesPerMinutePerConversation: 2 });
+    await publishWidgetLimits(w, { ...RELAXED_WIDGET_LIMITS, messagesPerMinutePerConversation: 2 });
     const ip = "203.0.113.90";
     const { token } = (await w.start({ ip })).body;
     for (const text of ["one", "two"]) expect((await w.send(token, { text }, { ip })).status).toBe(202);
@@ -135,7 +123,7 @@ describe("widget rate limits", () => {
   });
 
   it("reads per client IP (the view), by SUPPORT_WIDGET_READS_PER_MIN", async () => {
-    await limits(relaxed);
+    await publishWidgetLimits(w, RELAXED_WIDGET_LIMITS);
     const ip = "203.0.113.77";
     const { token } = (await w.start({ ip })).body;
     process.env.SUPPORT_WIDGET_READS_PER_MIN = "3";
