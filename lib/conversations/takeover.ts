@@ -159,6 +159,17 @@ export async function replyAsStaff(client: object, actor: Actor, conversationId:
     });
 }
 
+/** The conversation's messages waiting for delivery to the agent. */
+async function pendingRows(tx: Transaction<DB>, conversationId: string): Promise<number> {
+  const row = await tx
+    .selectFrom("Message")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("conversationId", "=", conversationId)
+    .where("pendingDelivery", "=", true)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Hands a conversation back to the agent. */
 export async function handBackConversation(client: object, actor: Actor, conversationId: string) {
   return storeOf(client)
@@ -170,7 +181,9 @@ export async function handBackConversation(client: object, actor: Actor, convers
       const s = Statement.plain();
       // What waited for a run that has ended meanwhile (a person's words, text the customer sent while it was busy)
       // goes into the transcript now, so the agent reads it before whatever the customer writes next.
-      const deliver = conv.activeRunId === null && conv.queuedCount > 0;
+      // Counted under the conversation's row lock (what queues or takes queued text updates that row first): never an
+      // empty message in the transcript, whatever `queuedCount` says.
+      const deliver = conv.activeRunId === null && conv.queuedCount > 0 && (await pendingRows(tx, conversationId)) > 0;
       if (deliver) takeQueuedText(s, "queued", conversationId, null, Number.MAX_SAFE_INTEGER);
       changeConversation(s, {
         conversationId,
