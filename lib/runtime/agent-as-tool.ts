@@ -519,7 +519,7 @@ async function toolPhaseOf(sp: Scope, w: StepWrite, last: AgentTurnMessage, veri
     verification = regated.verification;
     for (const g of regated.gated) {
       const old = due.find((d) => d.toolUseId === g.toolUseId)!;
-      if (old.decidedById && !escalates(g)) {
+      if (old.decidedById && (g.decision === "ask" || g.decision === "allow")) {
         // A person approved it and its limits allow it again: their approval stands (as in ./tool-phase).
         calls = calls.map((c) => (c.id === old.id ? { ...c, status: "APPROVED", nextAttemptAt: null } : c));
         w.also((s) => approvalStands(s, old.id));

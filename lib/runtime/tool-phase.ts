@@ -196,9 +196,10 @@ export async function advanceToolPhase(
     verification = regated.verification;
     for (const g of regated.gated) {
       const old = due.find((d) => d.toolUseId === g.toolUseId)!;
-      if (old.decidedById && !escalates(g)) {
-        // A person approved it, and its limits allow it again: their approval stands (a call has one handoff: it
-        // cannot be asked for again). It runs under its own terms and key, judged again where it acts.
+      if (old.decidedById && (g.decision === "ask" || g.decision === "allow")) {
+        // A person approved it, and its limits allow it again (or would ask a person: one did): their approval stands
+        // — a call has one handoff, it cannot be asked for again. It runs under its own terms and key, judged again
+        // where it acts. A refusal or a deferral (a fact the gates could not read) is written as any other.
         calls = calls.map((c) => (c.id === old.id ? { ...c, status: "APPROVED", nextAttemptAt: null } : c));
         w.also((s) => approvalStands(s, old.id));
         continue;
