@@ -2,6 +2,9 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./db";
+import { createHarness, type Harness } from "./runtime-harness";
+import { dispatchCli, parseCli } from "@/lib/operator/cli";
+import { AppError, toPublicError } from "@/lib/errors";
 
 // The operator CLI, each invocation a fresh process: nothing may live only in memory between them.
 const root = path.resolve(__dirname, "..");
@@ -108,30 +111,62 @@ describe("npm run agent", () => {
 
   it("bad input → JSON error with a stable code on stderr, non-zero exit, nothing written", async () => {
     const before = [await tdb.prisma.message.count(), await tdb.prisma.conversation.count(), await tdb.prisma.run.count()];
+    // What the process does with an error: the command's code as JSON on stderr and a non-zero exit, whether the
+    // arguments are refused (INVALID_INPUT) or the database has no such thing (NOT_FOUND).
     const cases: Array<[string[], string]> = [
-      [["say", "--tenant", "acme", ""], "INVALID_INPUT"],
-      [["say", "--tenant", "acme", "x".repeat(4001)], "INVALID_INPUT"],
-      [["say", "--tenant", "nope", "hi"], "NOT_FOUND"],
-      [["say", "--tenant", "acme", "--conversation", "not-a-conversation", "hi"], "NOT_FOUND"],
-      [["say", "hi"], "INVALID_INPUT"],
-      [["decide", "nope", "--as", "raj@acme.test", "--decision", "approve"], "NOT_FOUND"],
-      [["decide", "nope", "--as", "raj@acme.test", "--decision", "edit", "--input", "{not json"], "INVALID_INPUT"],
-      [["decide", "nope", "--as", "raj@acme.test", "--decision", "approve", "--version", "abc"], "INVALID_INPUT"],
-      [["say", "--tenant", "acme", "--conversation", "", "hi"], "INVALID_INPUT"],
-      [["handoffs", "--tenant", "acme", "--status", "WHATEVER"], "INVALID_INPUT"],
-      [["handoffs", "--tenant", "acme", "--conversation", ""], "INVALID_INPUT"],
-      [["handoffs", "--tenant", "acme", "--limit", "0"], "INVALID_INPUT"],
-      [["effects", "--tenant", "acme", "--cursor", "not-a-cursor"], "INVALID_INPUT"],
-      [["run", "missing-run"], "NOT_FOUND"],
       [["frobnicate"], "INVALID_INPUT"],
+      [["say", "--tenant", "nope", "hi"], "NOT_FOUND"],
+      [["decide", "nope", "--as", "raj@acme.test", "--decision", "edit", "--input", "{not json"], "INVALID_INPUT"],
     ];
-    // A few processes at a time: eleven fresh tsx processes at once on two cores took 42 s, near each one's 60 s limit.
-    const results: CliResult[] = [];
-    for (let i = 0; i < cases.length; i += 4) results.push(...(await Promise.all(cases.slice(i, i + 4).map(([args]) => agent(...args)))));
+    const results = await Promise.all(cases.map(([args]) => agent(...args)));
     results.forEach((r, i) => {
       expect(r.code, cases[i]![0].join(" ")).not.toBe(0);
       expect(r.err, cases[i]![0].join(" ")).toMatchObject({ code: cases[i]![1], message: expect.any(String) });
     });
     expect([await tdb.prisma.message.count(), await tdb.prisma.conversation.count(), await tdb.prisma.run.count()]).toEqual(before);
   }, 180_000);
+});
+
+// Every refusal the CLI makes, through the parsing and dispatch scripts/agent.ts runs (a fresh process each costs
+// seconds of CPU; the test above holds what the process adds: the JSON on stderr and the exit code).
+describe("the CLI's refusals", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  const refusal = async (args: string[]) =>
+    Promise.resolve()
+      .then(() => dispatchCli(parseCli(args), h.deps))
+      .then(
+        (out) => ({ answered: out }),
+        (err: unknown) => (err instanceof AppError ? toPublicError(err) : { crashed: String(err) }),
+      );
+
+  it.each<[string[], string]>([
+    [["say", "--tenant", "acme", ""], "INVALID_INPUT"],
+    [["say", "--tenant", "acme", "x".repeat(4001)], "INVALID_INPUT"],
+    [["say", "--tenant", "nope", "hi"], "NOT_FOUND"],
+    [["say", "--tenant", "acme", "--conversation", "not-a-conversation", "hi"], "NOT_FOUND"],
+    [["say", "hi"], "INVALID_INPUT"],
+    [["say", "--tenant", "acme", "--bogus", "hi"], "INVALID_INPUT"],
+    [["say", "--tenant", "acme", "a\u0000b"], "INVALID_INPUT"],
+    [["decide", "nope", "--as", "raj@acme.test", "--decision", "approve"], "NOT_FOUND"],
+    [["decide", "nope", "--as", "raj@acme.test", "--decision", "edit", "--input", "{not json"], "INVALID_INPUT"],
+    [["decide", "nope", "--as", "raj@acme.test", "--decision", "approve", "--version", "abc"], "INVALID_INPUT"],
+    [["say", "--tenant", "acme", "--conversation", "", "hi"], "INVALID_INPUT"],
+    [["handoffs", "--tenant", "acme", "--status", "WHATEVER"], "INVALID_INPUT"],
+    [["handoffs", "--tenant", "acme", "--conversation", ""], "INVALID_INPUT"],
+    [["handoffs", "--tenant", "acme", "--limit", "0"], "INVALID_INPUT"],
+    [["effects", "--tenant", "acme", "--cursor", "not-a-cursor"], "INVALID_INPUT"],
+    [["run", "missing-run"], "NOT_FOUND"],
+    [["frobnicate"], "INVALID_INPUT"],
+    [[], "INVALID_INPUT"],
+  ])("%j → %s, nothing written", async (args, code) => {
+    const before = [await h.db.message.count(), await h.db.conversation.count(), await h.db.run.count()];
+    expect(await refusal(args)).toMatchObject({ code, message: expect.any(String) });
+    expect([await h.db.message.count(), await h.db.conversation.count(), await h.db.run.count()]).toEqual(before);
+  });
 });

@@ -34,9 +34,22 @@ export interface Harness {
   badRequests(conversationId: string): Promise<string[]>;
   runDetail(runId: string): ReturnType<typeof runDetail>;
   newDeps(workerId: string, model?: RuntimeDeps["model"]): RuntimeDeps;
+  /**
+   * A refund of `cents` waiting for a person, on a new $500 delivered order of Dana's (money limits count what waits on
+   * an order, so each refund gets an order of its own), in a new conversation; `note` is in the request and the reason.
+   */
+  parkRefund(cents: number, note?: string): Promise<ParkedRefund>;
   /** Publishes a new policy version for acme: the demo rules, changed. */
   publish(change: (rules: PolicyRulesInput) => PolicyRulesInput): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface ParkedRefund {
+  conversationId: string;
+  runId: string;
+  handoffId: string;
+  version: number;
+  orderNumber: string;
 }
 
 /**
@@ -65,6 +78,7 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
     ada: byName("ada@acme.test"),
     gus: byName("gus@globex.test"),
   };
+  let orderSeq = 7000;
   const harness: Harness = {
     tdb,
     db,
@@ -85,6 +99,36 @@ export async function createHarness(opts: { leaseMs?: number; maxRetries?: numbe
     },
     runDetail: (runId) => runDetail(db, runId),
     newDeps: (workerId, m = model) => ({ ...deps, workerId, model: m }),
+    async parkRefund(cents, note = "") {
+      const dana = await db.customer.findFirstOrThrow({ where: { tenantId: acme.id, email: "dana@example.com" } });
+      const orderNumber = `A-${++orderSeq}`;
+      await db.order.create({
+        data: {
+          tenantId: acme.id,
+          customerId: dana.id,
+          number: orderNumber,
+          totalCents: 50000,
+          status: "delivered",
+          shippingAddress: { line1: "214 Alder Street", city: "Portland", postalCode: "97204", country: "US" },
+        },
+      });
+      script.push({
+        reply: {
+          content: [
+            {
+              type: "tool_use",
+              name: "refund_order",
+              input: { order_number: orderNumber, amount_cents: cents, reason: note || "damaged" },
+            },
+          ],
+          stop_reason: "tool_use",
+        },
+      });
+      const out = await harness.say(`Refund ${orderNumber} please${note ? ` (${note})` : ""}`, { customer: "dana@example.com" });
+      if (out.phase !== "WAITING_FOR_APPROVAL") throw new Error(`the refund of ${orderNumber} did not park: ${out.phase}`);
+      const handoff = await db.handoff.findFirstOrThrow({ where: { conversationId: out.conversationId, status: "PENDING" } });
+      return { conversationId: out.conversationId, runId: out.runId!, handoffId: handoff.id, version: handoff.version, orderNumber };
+    },
     async publish(change) {
       const tenant = await db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
       // Versions are cached by (tenant, version) and every test database copies one template: each its own number.

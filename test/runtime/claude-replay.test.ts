@@ -3,8 +3,9 @@
 // PostgreSQL, and what the runtime recorded is checked against what the fixture says the API answered.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
+import { harnessPerTest } from "./harness-per-test";
 import { CLAUDE_SCENARIOS, playScenario, scenarioNamed, sensitiveValues } from "../claude-scenarios";
 import { createModelClient, estimateCostMicros } from "@/lib/model/client";
 import { createOfflineFetch } from "@/lib/model/offline";
@@ -23,18 +24,7 @@ const FIXTURES = path.join(process.cwd(), "test", "fixtures", "claude");
 const load = (name: string): ClaudeFixture => JSON.parse(readFileSync(path.join(FIXTURES, `${name}.json`), "utf8"));
 
 let h: Harness;
-beforeAll(() => {
-  process.env.SUPPORT_RETRY_BASE_MS = "1";
-});
-afterAll(() => {
-  delete process.env.SUPPORT_RETRY_BASE_MS;
-});
-beforeEach(async () => {
-  h = await createHarness({ specialists: true }); // the shop as seeded, as `npm run record` plays it
-});
-afterEach(async () => {
-  await h.close();
-});
+harnessPerTest((harness) => (h = harness), { harness: { specialists: true } }); // the shop as seeded, as `npm run record` plays it
 
 function replayDeps(fixture: ClaudeFixture, maxRetries: number): { replay: Replay; deps: Harness["deps"] } {
   const replay = createReplayFetch(fixture);
@@ -246,8 +236,9 @@ describe("the replay's matcher", () => {
     const scenario = scenarioNamed("refund-auto");
     const recording = createRecordingFetch(createOfflineFetch());
     const recorder = createModelClient({ apiKey: "sk-ant-secret", fetch: recording.fetch, model: "claude-sonnet-5-5", maxRetries: 0 });
-    const original = await playScenario(h.newDeps("recorder", recorder), scenario);
-    await recording.settled();
+    // Recorded on a database of its own, replayed on this test's (which has seen nothing of it).
+    const recorded = await createHarness({ specialists: true });
+    const original = await playScenario(recorded.newDeps("recorder", recorder), scenario).finally(() => recording.settled());
     const fixture = fixtureFrom(recording.exchanges, {
       header: {
         scenario: scenario.name,
@@ -257,14 +248,13 @@ describe("the replay's matcher", () => {
         sdk: "test",
         recordedAt: "test",
       },
-      sensitive: await sensitiveValues(h.db),
+      sensitive: await sensitiveValues(recorded.db),
     });
+    await recorded.close();
     const text = JSON.stringify(fixture);
     expect(text).not.toMatch(/sk-ant-secret|dana@example\.com|Dana/);
     expect(text).toContain("«email-1»");
 
-    await h.close();
-    h = await createHarness({ specialists: true }); // the shop as seeded, as `npm run record` plays it
     const { replay, deps } = replayDeps(fixture, 0);
     const replayed = await playScenario(deps, scenario);
     replay.assertDone();

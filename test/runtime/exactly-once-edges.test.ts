@@ -1,25 +1,13 @@
 // Exactly once, and nothing dropped, at the edges: an answer lost on the last attempt, a run dead-lettered between an
 // approved call and its result, an edited approval judged again where it acts, a decision made while the run still runs.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../runtime-harness";
-import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults";
+import { describe, expect, it } from "vitest";
+import type { Harness } from "../runtime-harness";
+import { harnessPerTest } from "./harness-per-test";
+import { injectProviderFault } from "@/lib/commerce/faults";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 
 let h: Harness;
-beforeAll(() => {
-  process.env.SUPPORT_RETRY_BASE_MS = "1";
-});
-afterAll(() => {
-  delete process.env.SUPPORT_RETRY_BASE_MS;
-});
-beforeEach(async () => {
-  h = await createHarness();
-  clearProviderFaults();
-});
-afterEach(async () => {
-  clearProviderFaults();
-  await h.close();
-});
+harnessPerTest((harness) => (h = harness));
 
 const tick = async () => {
   await new Promise((r) => setTimeout(r, 30));

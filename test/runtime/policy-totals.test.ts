@@ -1,26 +1,13 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { clearProviderFaults, injectProviderFault } from "@/lib/commerce/faults";
+import { describe, expect, it } from "vitest";
+import { injectProviderFault } from "@/lib/commerce/faults";
 import { runWorkerOnce } from "@/lib/runtime/worker";
-import { createHarness, type Harness } from "../runtime-harness";
+import type { Harness } from "../runtime-harness";
+import { harnessPerTest } from "./harness-per-test";
 
 // The policy against a customer who splits, forges or guesses — through the whole runtime (gates, tools, database),
 // with the model scripted as an attacker would steer it.
 let h: Harness;
-beforeAll(() => {
-  process.env.SUPPORT_RETRY_BASE_MS = "1";
-  process.env.SUPPORT_DEFER_MS = "1";
-});
-afterAll(() => {
-  delete process.env.SUPPORT_RETRY_BASE_MS;
-  delete process.env.SUPPORT_DEFER_MS;
-});
-beforeEach(async () => {
-  h = await createHarness();
-});
-afterEach(async () => {
-  clearProviderFaults();
-  await h.close();
-});
+harnessPerTest((harness) => (h = harness), { env: { SUPPORT_DEFER_MS: "1" } });
 
 const text = (t: string) => ({ type: "text" as const, text: t });
 const use = (name: string, input: unknown, id?: string) => ({ type: "tool_use" as const, name, input, ...(id ? { id } : {}) });

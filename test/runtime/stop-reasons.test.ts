@@ -1,20 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../runtime-harness";
+import { describe, expect, it } from "vitest";
+import type { Harness } from "../runtime-harness";
+import { harnessPerTest } from "./harness-per-test";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 
 let h: Harness;
-beforeAll(() => {
-  process.env.SUPPORT_RETRY_BASE_MS = "1";
-});
-afterAll(() => {
-  delete process.env.SUPPORT_RETRY_BASE_MS;
-});
-beforeEach(async () => {
-  h = await createHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+harnessPerTest((harness) => (h = harness));
 
 const text = (t: string) => ({ type: "text" as const, text: t });
 const reply = (

@@ -76,37 +76,6 @@ async function cookieFor(who: keyof Harness["staff"]) {
   return `next-auth.session-token=${jwt}`;
 }
 
-let orderSeq = 5000;
-
-/**
- * A refund of `cents` waiting for a person, on an order of Dana's of its own (money limits count what waits on an
- * order, so every cell gets a fresh one), in a new conversation that mentions the marker.
- */
-async function parked(cents = 46000) {
-  const dana = await h.db.customer.findFirstOrThrow({ where: { tenantId: h.acme.id, email: "dana@example.com" } });
-  const number = `A-${++orderSeq}`;
-  await h.db.order.create({
-    data: {
-      tenantId: h.acme.id,
-      customerId: dana.id,
-      number,
-      totalCents: 50000,
-      status: "delivered",
-      shippingAddress: { line1: "214 Alder Street", city: "Portland", postalCode: "97204", country: "US" },
-    },
-  });
-  h.script.push({
-    reply: {
-      content: [{ type: "tool_use", name: "refund_order", input: { order_number: number, amount_cents: cents, reason: MARKER } }],
-      stop_reason: "tool_use",
-    },
-  });
-  const out = await h.say(`Refund ${number} please (${MARKER})`, { customer: "dana@example.com" });
-  expect(out.phase).toBe("WAITING_FOR_APPROVAL");
-  const handoff = await h.db.handoff.findFirstOrThrow({ where: { conversationId: out.conversationId, status: "PENDING" } });
-  return { conversationId: out.conversationId, runId: out.runId!, handoffId: handoff.id, version: handoff.version };
-}
-
 async function judge(status: number, body: string): Promise<Answer> {
   if (status >= 200 && status < 300) {
     const seen = [MARKER, ...(target ? [target.conversationId, target.handoffId, target.runId] : [])].some((t) => body.includes(t));
@@ -229,16 +198,16 @@ const route = async (file: string, method: string) => (await mod(file))[method] 
 const ROWS: Record<string, Row> = {
   // Console server actions
   "lib/actions/console.ts#claimHandoffAction": row(async (p) => {
-    const t = await parked();
+    const t = await h.parkRefund(46000, MARKER);
     return asAction(p, async () => (await action("lib/actions/console.ts", "claimHandoffAction"))({ handoffId: t.handoffId }));
   }, STAFF_ONLY({})),
   "lib/actions/console.ts#releaseHandoffAction": row(async (p) => {
-    const t = await parked();
+    const t = await h.parkRefund(46000, MARKER);
     return asAction(p, async () => (await action("lib/actions/console.ts", "releaseHandoffAction"))({ handoffId: t.handoffId }));
   }, STAFF_ONLY({})),
   "lib/actions/console.ts#decideHandoffAction": row(
     async (p) => {
-      const t = await parked(46000); // $460: above Rita's $300 authority, two approvers
+      const t = await h.parkRefund(46000, MARKER); // $460: above Rita's $300 authority, two approvers
       return asAction(p, async () =>
         (await action("lib/actions/console.ts", "decideHandoffAction"))({
           handoffId: t.handoffId,
@@ -250,13 +219,13 @@ const ROWS: Record<string, Row> = {
     STAFF_ONLY({ overAuthority: "403 OVER_AUTHORITY" }),
   ),
   "lib/actions/console.ts#takeOverConversationAction": row(async (p) => {
-    const t = await parked(15000);
+    const t = await h.parkRefund(15000, MARKER);
     return asAction(p, async () =>
       (await action("lib/actions/console.ts", "takeOverConversationAction"))({ conversationId: t.conversationId }),
     );
   }, STAFF_ONLY({})),
   "lib/actions/console.ts#replyAsStaffAction": row(async (p) => {
-    const t = await parked(15000);
+    const t = await h.parkRefund(15000, MARKER);
     return asAction(p, async () => {
       await (await action("lib/actions/console.ts", "takeOverConversationAction"))({ conversationId: t.conversationId });
       return (await action("lib/actions/console.ts", "replyAsStaffAction"))({
@@ -266,7 +235,7 @@ const ROWS: Record<string, Row> = {
     });
   }, STAFF_ONLY({})),
   "lib/actions/console.ts#handBackConversationAction": row(async (p) => {
-    const t = await parked(15000);
+    const t = await h.parkRefund(15000, MARKER);
     return asAction(p, async () => {
       await (await action("lib/actions/console.ts", "takeOverConversationAction"))({ conversationId: t.conversationId });
       return (await action("lib/actions/console.ts", "handBackConversationAction"))({ conversationId: t.conversationId });
@@ -478,7 +447,7 @@ const ROWS: Record<string, Row> = {
   ),
   "app/api/v1/handoffs/[id]/decision/route.ts POST": row(
     async (p) => {
-      const t = await parked(46000);
+      const t = await h.parkRefund(46000, MARKER);
       return asRequest(p, await route("app/api/v1/handoffs/[id]/decision/route.ts", "POST"), "/api/v1/handoffs/x/decision", {
         method: "POST",
         bearer: "api",
@@ -588,7 +557,7 @@ beforeAll(async () => {
     });
   tokens = { acme: (await issue(h.acme.id)).token, globex: (await issue(globex.id)).token };
   otherConversationToken = (await openConversation(h.db, { tenantId: h.acme.id })).token;
-  target = await parked(46000);
+  target = await h.parkRefund(46000, MARKER);
 });
 afterAll(async () => {
   results.write();

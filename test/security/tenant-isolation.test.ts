@@ -27,32 +27,6 @@ let globexToken: string;
 /** A refund of acme's waiting for a person (Dana, $460 on an order of her own). */
 let parkedA: { conversationId: string; runId: string; handoffId: string; version: number };
 
-let orderSeq = 7000;
-async function parkAcmeRefund(cents = 46000) {
-  const dana = await h.db.customer.findFirstOrThrow({ where: { tenantId: h.acme.id, email: "dana@example.com" } });
-  const number = `A-${++orderSeq}`;
-  await h.db.order.create({
-    data: {
-      tenantId: h.acme.id,
-      customerId: dana.id,
-      number,
-      totalCents: 50000,
-      status: "delivered",
-      shippingAddress: { line1: "214 Alder Street", city: "Portland", postalCode: "97204", country: "US" },
-    },
-  });
-  h.script.push({
-    reply: {
-      content: [{ type: "tool_use", name: "refund_order", input: { order_number: number, amount_cents: cents, reason: "probe" } }],
-      stop_reason: "tool_use",
-    },
-  });
-  const out = await h.say(`Refund ${number} please`, { customer: "dana@example.com" });
-  expect(out.phase).toBe("WAITING_FOR_APPROVAL");
-  const handoff = await h.db.handoff.findFirstOrThrow({ where: { conversationId: out.conversationId, status: "PENDING" } });
-  return { conversationId: out.conversationId, runId: out.runId!, handoffId: handoff.id, version: handoff.version, orderNumber: number };
-}
-
 /** The AppError code a call is refused with ("OK" when it is not refused). */
 async function refusal(p: Promise<unknown>): Promise<string> {
   try {
@@ -102,7 +76,7 @@ beforeAll(async () => {
       issuedBy: { operator: true },
     })
   ).token;
-  parkedA = await parkAcmeRefund();
+  parkedA = await h.parkRefund(46000);
 });
 
 afterAll(async () => {
@@ -120,7 +94,7 @@ describe("anonymous surfaces", () => {
     const before = await read();
     expect(before.ok).toBe(true);
     // Acme parks one more refund for a person: nothing about it concerns an anonymous caller.
-    await parkAcmeRefund(30000);
+    await h.parkRefund(30000);
     const after = await read();
     expect(
       { pendingHandoffsBefore: before.pendingHandoffs, pendingHandoffsAfter: after.pendingHandoffs },
@@ -371,7 +345,7 @@ describe("shop B's widget customer and agent against shop A ", () => {
       { tenantId: globex.id, staffId: globexAdmin.id },
       { url: "https://hooks.example/globex", eventTypes: ["handoff.created", "handoff.decided", "escalation.created", "run.completed"] },
     );
-    await parkAcmeRefund(20000);
+    await h.parkRefund(20000);
     await fanOutWebhookEvents(storeOf(h.db));
     const deliveries = await h.db.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, include: { event: true } });
     expect(deliveries.filter((d) => d.event.tenantId !== globex.id)).toEqual([]);
