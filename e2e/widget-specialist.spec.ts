@@ -1,4 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { agentCliIn } from "./fixtures/cli";
 import { expect, type Page, test } from "@playwright/test";
 import { Storefront } from "./fixtures/widget";
 
@@ -56,9 +57,9 @@ async function stopServer(child: ChildProcess) {
     .toBe("down");
 }
 
-/** The operator CLI on this spec's database: a fresh process that rebuilds everything from the database. */
+/** The operator CLI on this spec's database. */
 function cli<T>(...args: string[]): T {
-  return JSON.parse(execFileSync("npm", ["run", "--silent", "agent", "--", ...args], { env, encoding: "utf8", timeout: 90_000 })) as T;
+  return agentCliIn<T>(env, ...args);
 }
 
 async function signIn(page: Page, email: string) {
