@@ -67,7 +67,7 @@ test("an integrator's token decides a parked refund over HTTP; the run continues
     data: { decision: "approve", version: listed!.version, actor: "gus@globex.test" },
   });
   expect(outsider.status()).toBe(403); // another shop's reviewer cannot act through acme's token
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 
   // The decision, as Raj.
   const decided = await request.post(decisionUrl, {
@@ -92,7 +92,7 @@ test("an integrator's token decides a parked refund over HTTP; the run continues
   });
   expect(again.status()).toBe(409);
   expect((await again.json()).error.code).toBe("ALREADY_DECIDED");
-  await expect.poll(() => effectsOfRun(seeded.runId).length).toBe(1);
+  await expect.poll(async () => (await effectsOfRun(seeded.runId)).length).toBe(1);
 
   // The run, over the API: the refund ran, approved by a person.
   const run = await request.get(`/api/v1/runs/${seeded.runId}`, { headers: bearer(created.token) });

@@ -3,7 +3,7 @@ import {
   captureActions,
   effectsOfRun,
   expect,
-  runOf,
+  phaseOfRun,
   seedCancelApproval,
   seedEscalation,
   seedRefundApproval,
@@ -73,11 +73,11 @@ test("a parked $250 refund appears in the queue live; the reviewer claims and ap
   expect(actions).toHaveLength(1);
   expect(actions[0]!.body).toContain('"version":1');
 
-  const effects = effectsOfRun(seeded.runId);
+  const effects = await effectsOfRun(seeded.runId);
   expect(effects).toHaveLength(1);
   expect(effects[0]!.toolName).toBe("refund_order");
   expect(effects[0]!.input.amount_cents).toBe(25000);
-  expect(runOf(seeded.runId).run.phase).toBe("COMPLETED");
+  expect(await phaseOfRun(seeded.runId)).toBe("COMPLETED");
 
   // Back in the queue (live): the item has left the open list.
   await page.goto("/console");
@@ -106,7 +106,7 @@ test("deny requires a reason; the run ends with no effect", async ({ page, as, h
   await expect(page.getByTestId("decision-outcome")).toHaveText(/^Denied by Rita on .+: The photos show the damage predates delivery\.$/);
   await expect(handoff.runPhase).toContainText("COMPLETED");
   expect(actions).toHaveLength(1);
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 });
 
 test("edit to $150: the change is shown as a diff, re-checked on the server, and $150 is what runs", async ({ as, handoff }) => {
@@ -133,7 +133,7 @@ test("edit to $150: the change is shown as a diff, re-checked on the server, and
   await expect(handoff.status).toHaveText("edited");
   await expect(handoff.runPhase).toContainText("COMPLETED");
 
-  const effects = effectsOfRun(seeded.runId);
+  const effects = await effectsOfRun(seeded.runId);
   expect(effects).toHaveLength(1);
   expect(effects[0]!.input.amount_cents).toBe(15000);
   expect(effects[0]!.input.order_number).toBe(seeded.orderNumber);
@@ -150,7 +150,7 @@ test("an edit the gates refuse is refused, and nothing runs", async ({ as, hando
   await expect(handoff.error).toHaveAttribute("data-code", "GATE_DENIED");
   await expect(handoff.error).toContainText("still refundable");
   await expect(handoff.status).toHaveText("pending");
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 });
 
 test("other tools are edited as JSON: invalid JSON is caught, the diff shows the change, the edit runs", async ({ as, handoff }) => {
@@ -176,7 +176,7 @@ test("other tools are edited as JSON: invalid JSON is caught, the diff shows the
   await handoff.approveWithEdits.click();
   await expect(handoff.result).toContainText("Approved with your edits.");
   await expect(handoff.runPhase).toContainText("COMPLETED");
-  const effects = effectsOfRun(seeded.runId);
+  const effects = await effectsOfRun(seeded.runId);
   expect(effects).toHaveLength(1);
   expect(effects[0]!.toolName).toBe("cancel_order");
   expect(effects[0]!.input).toMatchObject(edited);

@@ -27,7 +27,7 @@ test("over authority: Rita ($300) is refused on a $460 item", async ({ as, hando
   await expect(handoff.error).toHaveText("$460.00 is above your approval authority of $300.00.");
   await expect(handoff.status).toHaveText("pending");
   await expect(handoff.approvals).toContainText("0 of 2 approvals");
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 });
 
 test("four eyes: Raj's approval leaves it pending, Raj cannot approve twice, Ada's completes it", async ({
@@ -53,7 +53,7 @@ test("four eyes: Raj's approval leaves it pending, Raj cannot approve twice, Ada
   await expect(handoff.approvals).toContainText("1 of 2 approvals — needs a second, different reviewer");
   await expect(handoff.approvals).toContainText("by Raj");
   await expect(handoff.runPhase).toContainText("WAITING_FOR_APPROVAL");
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 
   // Raj again: the server refuses a second approval by the same person.
   await expect(handoff.page.getByText("You approved this already; a second, different reviewer must approve it.")).toBeVisible();
@@ -81,7 +81,7 @@ test("four eyes: Raj's approval leaves it pending, Raj cannot approve twice, Ada
 
   // Raj's page follows: approved, by Ada.
   await expect(handoff.status).toHaveText("approved");
-  const effects = effectsOfRun(seeded.runId);
+  const effects = await effectsOfRun(seeded.runId);
   expect(effects).toHaveLength(1);
   expect(effects[0]!.input.amount_cents).toBe(46000);
   await ada.close();

@@ -61,6 +61,6 @@ test("queue: j / k move the selection, Enter opens; handoff: c claims, d focuses
   await page.locator("h1").click();
   await page.keyboard.press("a");
   await expect(handoff.result).toContainText(`refunded $${amount.toFixed(2)}`);
-  expect(effectsOfRun(first.runId)).toHaveLength(1);
-  expect(effectsOfRun(second.runId)).toHaveLength(0);
+  expect(await effectsOfRun(first.runId)).toHaveLength(1);
+  expect(await effectsOfRun(second.runId)).toHaveLength(0);
 });

@@ -63,7 +63,7 @@ test("Rita and Raj race for one item; a double-clicked approve sends one request
   const again = await replayAction(winner.page.request, sent[0]!);
   expect(again.text).toContain('"code":"ALREADY_DECIDED"');
 
-  const effects = effectsOfRun(seeded.runId);
+  const effects = await effectsOfRun(seeded.runId);
   expect(effects).toHaveLength(1);
   expect(effects[0]!.input.amount_cents).toBe(25000);
   await Promise.all([rita.close(), raj.close()]);
@@ -120,12 +120,12 @@ test("a decision quoting an old version is refused: 'This changed since you open
   await expect(adaPage.error).toHaveAttribute("data-code", "STALE_VERSION");
   await expect(adaPage.error).toContainText("This changed since you opened it — reload.");
   await expect(adaPage.status).toHaveText("pending");
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 
   await ada.page.unroute("**/console/handoffs/**");
   await adaPage.error.getByRole("button", { name: "Reload" }).click();
   await adaPage.approve.click();
   await expect(adaPage.result).toContainText("The customer was refunded $460.00.");
-  expect(effectsOfRun(seeded.runId)).toHaveLength(1);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(1);
   await Promise.all([rita.close(), raj.close(), ada.close()]);
 });

@@ -28,7 +28,7 @@ test("another shop's reviewer is refused for each mutation", async ({ page, as, 
   }
   const after = await page.request.get(`/api/console/conversations/${escalation.conversationId}`).then((r) => r.json());
   expect(after.data.view.messages).toHaveLength(before.data.view.messages.length);
-  expect(effectsOfRun(approval.runId)).toHaveLength(0);
+  expect(await effectsOfRun(approval.runId)).toHaveLength(0);
   await gus.close();
 });
 
@@ -51,5 +51,5 @@ test("a reviewer over their authority is refused for approve and for edit", asyn
   await expect(handoff.error).toContainText("$400.00 is above Rita's approval authority of $300.00.");
   await expect(handoff.status).toHaveText("pending");
   await expect(handoff.approvals).toContainText("0 of 2 approvals");
-  expect(effectsOfRun(seeded.runId)).toHaveLength(0);
+  expect(await effectsOfRun(seeded.runId)).toHaveLength(0);
 });

@@ -68,7 +68,7 @@ test("a reviewer decides from the full picture, and the decision reads in words"
   await page.getByText("Technical details").last().click();
   await expect(page.getByLabel("Result the agent read (JSON)")).toContainText('"status": "refunded"');
 
-  const effects = effectsOfRun(seeded.runId);
+  const effects = await effectsOfRun(seeded.runId);
   expect(effects).toHaveLength(1);
   expect(effects[0]!.input.amount_cents).toBe(25000);
 });
