@@ -89,3 +89,61 @@ export async function deliverMail(client: object, queued: QueuedMail): Promise<"
     return "failed";
   }
 }
+
+/**
+ * How long a queued mail is left to the process that queued it before another sends it: longer than a delivery can
+ * take (the transport's waits: 10 s to connect, 10 s for the greeting, 20 s of silence).
+ */
+export const STRANDED_AFTER_MS = 60_000;
+
+/**
+ * Sends the mail a process queued and never sent (it died between its commit and the send): up to `limit` mails,
+ * oldest first, each at most once more — `deliverMail` records sent or failed either way. A mail older than
+ * `lapseAfterMs` is not sent: it is recorded failed and its body (a one-time code) emptied, for what it carried has
+ * lapsed and the customer asks again. Any number of workers may sweep at once: a mail is sent by whichever locks its
+ * row (FOR UPDATE SKIP LOCKED), the others pass it by.
+ */
+export async function sendStrandedMail(
+  client: object,
+  opts: { lapseAfterMs: number; limit?: number; now?: Date },
+  settings = mailSettings(),
+): Promise<{ sent: number; lapsed: number }> {
+  if (settings.transport !== "smtp") return { sent: 0, lapsed: 0 };
+  const db = storeOf(client);
+  const now = opts.now?.getTime() ?? Date.now();
+  // A row another worker is sending right now is passed by (it is recorded sent or failed there), never waited for.
+  const lapsed = await db
+    .updateTable("MailOutbox")
+    .set({ status: "failed", error: "not sent before what it carried lapsed (the process that queued it stopped)", text: "" })
+    .where("id", "in", (eb) =>
+      eb
+        .selectFrom("MailOutbox")
+        .select("id")
+        .where("status", "=", "queued")
+        .where("createdAt", "<", new Date(now - opts.lapseAfterMs))
+        .forUpdate()
+        .skipLocked(),
+    )
+    .executeTakeFirst();
+  let sent = 0;
+  for (; sent < (opts.limit ?? 20); sent++) {
+    const delivered = await db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom("MailOutbox")
+        .select("id")
+        .where("status", "=", "queued")
+        .where("createdAt", "<", new Date(now - STRANDED_AFTER_MS))
+        .orderBy("createdAt")
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!row) return false;
+      const outcome = await deliverMail(tx, { id: row.id, settings });
+      log.warn({ mailId: row.id, outcome }, "a mail a stopped process left queued: tried by this worker");
+      return true;
+    });
+    if (!delivered) break;
+  }
+  return { sent, lapsed: Number(lapsed.numUpdatedRows) };
+}

@@ -1,11 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import pg from "pg";
 import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
 import { requestVerificationCode, verifyIdentity } from "@/lib/identity/verification";
 import { demoMailbox } from "./mailbox";
 import { mailSettings } from "./config";
+import { STRANDED_AFTER_MS, sendStrandedMail } from "./send";
+import { runAfterCommitOnce } from "@/lib/runtime/after-commit";
+import type { RuntimeDeps } from "@/lib/runtime/deps";
 
 // Mail over SMTP for real: a local SMTP server (the `smtp-server` package) on 127.0.0.1 receives what the
 // product sends, with authentication, exactly as a mail provider would.
@@ -154,5 +158,82 @@ describe("mail over SMTP", () => {
     expect(row.status).toBe("failed");
     expect(row.error).toMatch(/Invalid username or password|auth/i);
     expect(received).toHaveLength(0);
+  });
+});
+
+// A process can stop between the commit that queued a mail and its send (a crash, a deploy): the mail stays queued.
+describe("mail a stopped process left queued", () => {
+  /** A queued mail as a process leaves it when it stops right after its commit, `ageMs` ago. */
+  async function stranded(to: string, ageMs: number) {
+    return tdb.prisma.mailOutbox.create({
+      data: {
+        tenantId: acmeId,
+        to,
+        subject: "Your Acme Outfitters verification code",
+        text: "Your code for Acme Outfitters support is 123456.",
+        status: "queued",
+        createdAt: new Date(Date.now() - ageMs),
+      },
+    });
+  }
+
+  it("is sent once by a worker's after-commit pass, however many workers sweep at once; a younger one is left to its sender", async () => {
+    const left = await stranded("dana@example.com", STRANDED_AFTER_MS + 5_000);
+    const young = await stranded("sam@example.com", 5_000); // its process may be sending it right now
+    const pass = await runAfterCommitOnce({ db: tdb.prisma, workerId: "sweeper-0" } as unknown as RuntimeDeps);
+    const others = await Promise.all(
+      [1, 2, 3].map(() => sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })), // three more workers at once
+    );
+    expect(pass.strandedMail).toBe(1);
+    expect(others.map((o) => o.sent)).toEqual([0, 0, 0]);
+    expect(received.map((r) => r.to)).toEqual([["dana@example.com"]]);
+    expect(bodyOf(received[0]!.raw)).toMatch(/123456/);
+    expect(await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: left.id } })).toMatchObject({ status: "sent", text: "" });
+    expect(await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: young.id } })).toMatchObject({ status: "queued" });
+    await tdb.prisma.mailOutbox.delete({ where: { id: young.id } });
+  });
+
+  it("past what it carries is never sent: recorded failed, the code emptied", async () => {
+    const old = await stranded("dana@example.com", 11 * 60_000);
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 1 });
+    expect(received).toHaveLength(0);
+    const row = await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: old.id } });
+    expect(row).toMatchObject({ status: "failed", text: "" });
+    expect(row.error).toMatch(/lapsed/);
+  });
+
+  it("one another worker holds (sending it now) is passed by, never waited for", async () => {
+    const held = await stranded("dana@example.com", 11 * 60_000);
+    const other = new pg.Client({ connectionString: tdb.url });
+    await other.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query(`SELECT id FROM "MailOutbox" WHERE id = $1 FOR UPDATE`, [held.id]);
+      const swept = await Promise.race([
+        sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 }),
+        new Promise((r) => setTimeout(() => r("waited for the other worker"), 5_000)),
+      ]);
+      expect(swept).toEqual({ sent: 0, lapsed: 0 });
+    } finally {
+      await other.query("ROLLBACK");
+      await other.end();
+    }
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 1 });
+  });
+
+  it("refused by the mail server: recorded failed, not tried again", async () => {
+    refuse.add("dana@example.com");
+    const left = await stranded("dana@example.com", STRANDED_AFTER_MS + 5_000);
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 1, lapsed: 0 });
+    expect(await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: left.id } })).toMatchObject({ status: "failed" });
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 0 });
+  });
+
+  it("without SMTP there is nothing to send: the demo mailbox is the delivery", async () => {
+    delete process.env.SMTP_URL;
+    delete process.env.MAIL_FROM;
+    const left = await stranded("dana@example.com", STRANDED_AFTER_MS + 5_000);
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 0 });
+    await tdb.prisma.mailOutbox.delete({ where: { id: left.id } });
   });
 });

@@ -1,12 +1,15 @@
 // The worker's after-commit work, beside advancing runs: sealing new audit records into their shops' hash chains
-// (lib/audit/chain) and sending the webhooks the outbox holds (lib/webhooks). Both only read what has committed, so
-// no turn waits on them; any number of workers may run them at once (advisory locks and leases keep them apart).
-// A worker does them when told there are some (NOTIFY), not by looking every second.
+// (lib/audit/chain), sending the webhooks the outbox holds (lib/webhooks), and sending the mail a stopped process
+// left queued (lib/mail). All only read what has committed, so no turn waits on them; any number of workers may run
+// them at once (advisory locks, leases and skipped row locks keep them apart). A worker does them when told there are
+// some (NOTIFY), not by looking every second — but for the mail, which it looks for every 30 s at most.
 import { sealAuditChains, sealRetries } from "@/lib/audit/chain";
 import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
 import { connectivityFailureKind, noteDatabaseFailure } from "@/lib/db/outage";
+import { CODE_TTL_MINUTES } from "@/lib/identity/codes";
 import { log } from "@/lib/log";
+import { sendStrandedMail } from "@/lib/mail/send";
 import { sleep } from "@/lib/sleep";
 import { type DeliveryOptions, deliverDueWebhooks, nextWebhookDueInMs, startDueWebhooks } from "@/lib/webhooks/deliver";
 import { fanOutRetries, fanOutWebhookEvents } from "@/lib/webhooks/outbox";
@@ -16,20 +19,46 @@ export interface AfterCommitPass {
   sealed: number;
   webhookEvents: number;
   webhookAttempts: number;
+  /** mails a stopped process left queued, sent (or recorded failed) by this pass */
+  strandedMail: number;
 }
 
-/** Webhook endpoints a loop serves in the background, and what to do as each finishes. */
+/**
+ * How often a process looks for mail left queued (a process stopped between its commit and the send): rare, for it
+ * is rare, and a mail found a minute late still carries a code valid for CODE_TTL_MINUTES.
+ */
+const MAIL_SWEEP_EVERY_MS = 30_000;
+let lastMailSweep = 0;
+let mailSweep: Promise<number> | null = null;
+
+/**
+ * Sends what stopped processes left queued, at most every MAIL_SWEEP_EVERY_MS and one sweep at a time in this process.
+ * A code's mail lapses with its code; an invitation (valid for days) that lapsed here is sent again by an admin.
+ */
+function sweepStrandedMail(db: ReturnType<typeof storeOf>): Promise<number> | null {
+  if (mailSweep || Date.now() - lastMailSweep < MAIL_SWEEP_EVERY_MS) return null;
+  lastMailSweep = Date.now();
+  mailSweep = sendStrandedMail(db, { lapseAfterMs: CODE_TTL_MINUTES * 60_000 })
+    .then(({ sent, lapsed }) => sent + lapsed)
+    .finally(() => {
+      mailSweep = null;
+    });
+  return mailSweep;
+}
+
+/** What a loop does in the background (webhook endpoints it serves, a sweep of mail), and what to do as each finishes. */
 interface Serving {
-  endpoints: Set<Promise<void>>;
+  inFlight: Set<Promise<void>>;
   served: () => void;
 }
 
 /**
- * One pass: seal, fan out, deliver what is due. Each part goes on when another fails (a shop's audit chain that
- * cannot be sealed holds up no webhook): a part's failure is logged and it is tried again at the next pass; a
- * database that cannot be reached fails the pass (the loop tells an outage once). With `serving` (the loop), the
- * deliveries go on in the background and the pass does not wait for any receiver; without it, the pass waits for
- * them (`webhookAttempts` counts them then, else the endpoints it started serving).
+ * One pass: seal, fan out, deliver what is due, send what a stopped process left queued. Each part goes on when
+ * another fails (a shop's audit chain that cannot be sealed holds up no webhook): a part's failure is logged and it is
+ * tried again at the next pass; a database that cannot be reached fails the pass (the loop tells an outage once). With
+ * `serving` (the loop), the deliveries and the mail go on in the background and the pass waits for no receiver;
+ * without it, the pass waits for them (`webhookAttempts` counts them then, else the endpoints it started serving;
+ * `strandedMail`, the mails a sweep sent or found lapsed).
  */
 export async function runAfterCommitOnce(
   deps: RuntimeDeps,
@@ -41,9 +70,22 @@ export async function runAfterCommitOnce(
   const fanned = await apart("fanning out webhook events", () => fanOutWebhookEvents(db), { events: 0, deliveries: 0 });
   const options = { workerId: deps.workerId, ...delivery };
   const webhookAttempts = serving
-    ? await apart("delivering webhooks", () => startDueWebhooks(db, options, serving.endpoints, serving.served), 0)
+    ? await apart("delivering webhooks", () => startDueWebhooks(db, options, serving.inFlight, serving.served), 0)
     : (await apart("delivering webhooks", () => deliverDueWebhooks(db, options), { endpoints: 0, attempts: 0, delivered: 0 })).attempts;
-  return { sealed, webhookEvents: fanned.events, webhookAttempts };
+  // A mail server that hangs holds up nothing else: the loop sends in the background, a lone pass waits.
+  const sweep = sweepStrandedMail(db)?.catch((err: unknown) => {
+    if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "after-commit: sending mail left queued failed");
+    return 0;
+  });
+  let strandedMail = 0;
+  if (sweep && serving) {
+    const inFlight = sweep.then((n) => {
+      if (n > 0) serving.served(); // more may be left (a sweep sends 20 at most)
+    });
+    serving.inFlight.add(inFlight);
+    void inFlight.finally(() => serving.inFlight.delete(inFlight));
+  } else if (sweep) strandedMail = await sweep;
+  return { sealed, webhookEvents: fanned.events, webhookAttempts, strandedMail };
 }
 
 /** A part of the pass, on its own: its failure is logged and answered with `none`, unless the database is out of reach. */
@@ -73,7 +115,7 @@ export async function runAfterCommitLoop(
   const idleMs = opts.idleMs ?? 30_000;
   const wake = afterCommitWakeups(deps);
   // Receivers are waited for in the background; each one served wakes the loop (more may be due, its own or others').
-  const serving: Serving = { endpoints: new Set(), served: () => wake.notice() };
+  const serving: Serving = { inFlight: new Set(), served: () => wake.notice() };
   try {
     while (!opts.signal?.aborted) {
       wake.heard = false; // what commits from now on wakes the next pass
@@ -94,7 +136,7 @@ export async function runAfterCommitLoop(
     }
   } finally {
     wake.close();
-    await Promise.allSettled([...serving.endpoints]); // a stop lets the deliveries in flight finish and be recorded
+    await Promise.allSettled([...serving.inFlight]); // a stop lets the deliveries in flight finish and be recorded
   }
 }
 

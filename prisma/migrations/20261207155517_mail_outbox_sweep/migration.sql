@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "MailOutbox_status_createdAt_idx" ON "MailOutbox"("status", "createdAt");
