@@ -10,21 +10,16 @@ import { runAfterCommitLoop } from "@/lib/runtime/after-commit";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { createWebhookEndpoint } from "@/lib/settings/webhooks";
 import { createTestDatabase, type TestDatabase } from "./db";
+import { savedEnv } from "./saved-env";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let tdb: TestDatabase;
-const saved = { url: process.env.SMTP_URL, from: process.env.MAIL_FROM };
+const mailEnv = savedEnv("SMTP_URL", "MAIL_FROM");
 beforeAll(async () => {
   tdb = await createTestDatabase();
 });
 afterAll(async () => {
-  for (const [key, value] of [
-    ["SMTP_URL", saved.url],
-    ["MAIL_FROM", saved.from],
-  ] as const) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
+  mailEnv.restore();
   await tdb.drop();
 });
 

@@ -10,6 +10,7 @@ import { mailSettings } from "./config";
 import { STRANDED_AFTER_MS, sendStrandedMail } from "./send";
 import { runAfterCommitOnce } from "@/lib/runtime/after-commit";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
+import { savedEnv } from "@/test/saved-env";
 
 // Mail over SMTP for real: a local SMTP server (the `smtp-server` package) on 127.0.0.1 receives what the
 // product sends, with authentication, exactly as a mail provider would.
@@ -25,7 +26,7 @@ let server: SMTPServer;
 let port: number;
 const received: Received[] = [];
 const refuse = new Set<string>();
-const saved = { url: process.env.SMTP_URL, from: process.env.MAIL_FROM };
+const mailEnv = savedEnv("SMTP_URL", "MAIL_FROM");
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -72,13 +73,7 @@ beforeEach(async () => {
 });
 
 afterEach(() => {
-  for (const [key, value] of [
-    ["SMTP_URL", saved.url],
-    ["MAIL_FROM", saved.from],
-  ] as const) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
+  mailEnv.restore();
 });
 
 async function conversation() {

@@ -13,6 +13,7 @@ import {
   widgetRoutes,
 } from "../widget-routes";
 import { createHarness, type Harness } from "../runtime-harness";
+import { savedEnv } from "../saved-env";
 
 // A customer in the chat widget who guesses, enumerates or probes to learn or get what is not theirs.
 
@@ -127,7 +128,7 @@ describe("send_verification_code: the reply does not wait on something only an e
   let port: number;
   let releaseRcpt: () => void = () => {};
   let rcptSeen = 0;
-  const saved = { url: process.env.SMTP_URL, from: process.env.MAIL_FROM };
+  const mailEnv = savedEnv("SMTP_URL", "MAIL_FROM");
 
   beforeAll(async () => {
     h = await createHarness();
@@ -157,13 +158,7 @@ describe("send_verification_code: the reply does not wait on something only an e
   });
   afterAll(async () => {
     releaseRcpt();
-    for (const [key, value] of [
-      ["SMTP_URL", saved.url],
-      ["MAIL_FROM", saved.from],
-    ] as const) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
+    mailEnv.restore();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await h.close();
   });
