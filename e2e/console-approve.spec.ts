@@ -3,7 +3,7 @@ import {
   captureActions,
   effectsOfRun,
   expect,
-  phaseOfRun,
+  runPhase,
   seedCancelApproval,
   seedEscalation,
   seedRefundApproval,
@@ -77,7 +77,7 @@ test("a parked $250 refund appears in the queue live; the reviewer claims and ap
   expect(effects).toHaveLength(1);
   expect(effects[0]!.toolName).toBe("refund_order");
   expect(effects[0]!.input.amount_cents).toBe(25000);
-  expect(await phaseOfRun(seeded.runId)).toBe("COMPLETED");
+  expect(await runPhase(seeded.runId)).toBe("COMPLETED");
 
   // Back in the queue (live): the item has left the open list.
   await page.goto("/console");

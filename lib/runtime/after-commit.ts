@@ -80,7 +80,8 @@ export async function runAfterCommitOnce(
   let strandedMail = 0;
   if (sweep && serving) {
     const inFlight = sweep.then((n) => {
-      if (n > 0) serving.served(); // more may be left (a sweep sends 20 at most)
+      // A pass for what the sends committed; the next sweep still waits its 30 s (a backlog drains 20 a sweep).
+      if (n > 0) serving.served();
     });
     serving.inFlight.add(inFlight);
     void inFlight.finally(() => serving.inFlight.delete(inFlight));

@@ -2,6 +2,7 @@
 // measured in test time, not seconds), and no provider fault carried from one test into the next.
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
+import { savedEnv } from "../saved-env";
 import { clearProviderFaults } from "@/lib/commerce/faults";
 
 /** Registers the hooks; `take` receives each test's harness before the test runs. `env` is set for the whole file. */
@@ -10,13 +11,12 @@ export function harnessPerTest(
   options: { harness?: Parameters<typeof createHarness>[0]; env?: Record<string, string> } = {},
 ): void {
   const env = { SUPPORT_RETRY_BASE_MS: "1", ...options.env };
+  const before = savedEnv(...Object.keys(env));
   let h: Harness | undefined;
   beforeAll(() => {
     Object.assign(process.env, env);
   });
-  afterAll(() => {
-    for (const name of Object.keys(env)) delete process.env[name];
-  });
+  afterAll(() => before.restore());
   beforeEach(async () => {
     clearProviderFaults();
     h = await createHarness(options.harness);
