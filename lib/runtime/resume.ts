@@ -46,8 +46,12 @@ export const decisionSchema = z.object({
 });
 export type DecisionInput = z.infer<typeof decisionSchema>;
 
-/** Who decides: a staff member of the tenant, or the harness expiring an approval past its TTL. */
-export type DecisionActor = { tenantId: string; staffId: string } | { tenantId: string; expiry: true };
+/**
+ * Who decides: a staff member of the tenant, or the harness expiring an approval past its TTL. `via` names the API
+ * token a staff member acted through: the decision's own audit record carries it, written in the decision's commit.
+ */
+export type DecisionActor = { tenantId: string; staffId: string; via?: DecisionVia } | { tenantId: string; expiry: true };
+export type DecisionVia = { tokenId: string; tokenName: string };
 
 type DecisionFacts = { runId: string; handoffId: string; resumable: boolean; resumedWith: ResumedWith | null };
 export type DecisionOutcome =
@@ -140,6 +144,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
     if (!("staffId" in actor)) throw new AppError("FORBIDDEN", "Only staff decide.");
     const staff = h.staff;
     if (!staff) throw new AppError("FORBIDDEN", "You are not a reviewer of this shop.");
+    const decider = { actor: staff.email, staffId: staff.id, via: actor.via };
     if (h.kind !== "APPROVAL")
       throw new AppError("INVALID_INPUT", "Escalations are resolved by taking the conversation over, not by approving.");
     if (h.status === "EXPIRED") throw new AppError("EXPIRED", "This approval request expired; the customer was told nothing was done.");
@@ -175,7 +180,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
       return writeDecision(
         tx,
         h,
-        { actor: staff.email, staffId: staff.id },
+        decider,
         {
           callStatus: "DENIED",
           handoffStatus: "DENIED",
@@ -241,7 +246,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
         actor: staff.email,
         action: "handoff.first_approval",
         subject: h.id,
-        data: { edited, executed, required, ...(voided.length ? { voidedApprovals: voided } : {}) },
+        data: { edited, executed, required, ...(voided.length ? { voidedApprovals: voided } : {}), ...viaOf(decider) },
       });
       addEvent(s, "ev", {
         tenantId: h.tenantId,
@@ -266,7 +271,7 @@ async function decideInSpan(client: object, actor: DecisionActor, raw: unknown, 
     return writeDecision(
       tx,
       h,
-      { actor: staff.email, staffId: staff.id },
+      decider,
       {
         callStatus: "APPROVED",
         handoffStatus: edited ? "EDITED" : "APPROVED",
@@ -319,6 +324,11 @@ function expiryDecision(): Decided {
   };
 }
 
+/** The API token a decision came through, for its audit record (nothing when a person decided in the console). */
+function viaOf(who: { via?: DecisionVia }): { via?: DecisionVia } {
+  return who.via ? { via: who.via } : {};
+}
+
 /**
  * Writes a decision in ONE statement: the approval (by a person), the handoff, the call, the audit record, the event
  * and the webhook — and, when no other call of the run is still parked, the run back to RUNNING, leased to the
@@ -327,7 +337,7 @@ function expiryDecision(): Decided {
 async function writeDecision(
   tx: Store,
   h: LockedHandoff,
-  who: { actor: string; staffId?: string },
+  who: { actor: string; staffId?: string; via?: DecisionVia },
   d: Decided,
   claim?: LeaseClaim,
 ): Promise<DecisionOutcome> {
@@ -361,7 +371,14 @@ async function writeDecision(
       sql<boolean>`"ToolCall".id = ${h.toolCallId} AND "ToolCall".status = 'PARKED'`,
     );
   }
-  addAudit(s, "audit", { tenantId: h.tenantId, runId: h.runId, actor: who.actor, action: d.audit, subject: h.id, data: d.review });
+  addAudit(s, "audit", {
+    tenantId: h.tenantId,
+    runId: h.runId,
+    actor: who.actor,
+    action: d.audit,
+    subject: h.id,
+    data: { ...d.review, ...viaOf(who) },
+  });
   addEvent(s, "ev", {
     tenantId: h.tenantId,
     conversationId: h.conversationId,

@@ -49,6 +49,23 @@ async function parkRefund(text = REFUND_A1002) {
   return { out, handoff: out.handoffs[0]! };
 }
 
+/** The audit records of a handoff's decisions, oldest first: who, through which token, what. */
+async function decisionAudits(handoffId: string) {
+  const rows = await h.db.auditEvent.findMany({ where: { subject: handoffId }, orderBy: { createdAt: "asc" } });
+  return rows
+    .filter((r) => r.action !== "handoff.approval_requested")
+    .map((r) => {
+      const data = r.data as { via?: unknown; decision?: unknown };
+      return { action: r.action, actor: r.actor, via: data.via, decision: data.decision };
+    });
+}
+
+/** The acme token these tests call with, as an audit record names it. */
+async function viaAcmeToken() {
+  const token = await h.db.apiToken.findFirstOrThrow({ where: { tenantId: h.acme.id, name: "integration" } });
+  return { tokenId: token.id, tokenName: "integration" };
+}
+
 function expectRefusal(answer: ApiAnswer, status: number, code: string) {
   expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status, code });
   expect(typeof answer.body.error.message).toBe("string");
@@ -209,9 +226,11 @@ describe("POST /handoffs/{id}/decision", () => {
     expectRefusal(again, 409, "ALREADY_DECIDED");
     expect(again.body.error.details).toMatchObject({ status: "APPROVED", decidedBy: "Raj" });
     expect((await h.effects()).filter((e) => e.runId === out.runId)).toHaveLength(1);
-    // Audited: the staff member, and the token they acted through.
-    const audit = await h.db.auditEvent.findFirstOrThrow({ where: { action: "api.handoff_decision", subject: handoff.id } });
-    expect(audit).toMatchObject({ actor: "raj@acme.test", data: expect.objectContaining({ decision: "approve", outcome: "approved" }) });
+    // Audited in the decision's own commit: the staff member, and the token they acted through — one record, so a
+    // process that stops after the decision cannot leave it without the token's name.
+    expect(await decisionAudits(handoff.id)).toEqual([
+      { action: "handoff.approved", actor: "raj@acme.test", via: await viaAcmeToken(), decision: "approved" },
+    ]);
   });
 
   it("denies with a reason and edits with new arguments (gated again), each continuing the run", async () => {
@@ -264,6 +283,11 @@ describe("POST /handoffs/{id}/decision", () => {
     expectRefusal(await decide(handoff.id, { decision: "approve", version: 2, actor: "raj@acme.test" }), 409, "SAME_APPROVER");
     const second = await decide(handoff.id, { decision: "approve", version: 2, actor: "ada@acme.test" });
     expect(second.body).toMatchObject({ outcome: "approved", handoff: { status: "APPROVED" }, run: { phase: "COMPLETED" } });
+    const via = await viaAcmeToken();
+    expect(await decisionAudits(handoff.id)).toEqual([
+      { action: "handoff.first_approval", actor: "raj@acme.test", via, decision: undefined },
+      { action: "handoff.approved", actor: "ada@acme.test", via, decision: "approved" },
+    ]);
     expect((await h.effects()).filter((e) => e.runId === out.runId)).toHaveLength(1);
   });
 

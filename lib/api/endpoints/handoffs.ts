@@ -126,21 +126,12 @@ export const decideHandoffEndpoint = defineEndpoint(
     });
     if (!staff) throw new AppError("FORBIDDEN", "`actor` is not a staff member of this shop.");
     addLogContext({ staffId: staff.id });
+    // Who acted through which token: the decision's own audit record names both, in the decision's commit.
     const { outcome, resumeFailed } = await resumeRun(
       await runtime(),
-      { tenantId: caller.tenantId, staffId: staff.id },
+      { tenantId: caller.tenantId, staffId: staff.id, via: { tokenId: caller.tokenId, tokenName: caller.tokenName } },
       { handoffId: params.id, decision: body.decision, version: body.version, reason: body.reason, editedInput: body.editedInput },
     );
-    // Who acted through which token: the decision's own audit record names the staff member.
-    await db.auditEvent.create({
-      data: {
-        tenantId: caller.tenantId,
-        actor: staff.email,
-        action: "api.handoff_decision",
-        subject: params.id,
-        data: { tokenId: caller.tokenId, tokenName: caller.tokenName, decision: body.decision, outcome: outcome.kind },
-      },
-    });
     const handoff = await apiHandoff(db, caller.tenantId, params.id);
     const run = handoff.runId
       ? await db.run.findFirst({
