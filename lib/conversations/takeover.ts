@@ -15,6 +15,7 @@ import { Statement } from "@/lib/store/statement";
 import { changeConversation, takeQueuedText, withQueuedText } from "@/lib/store/transcript";
 import { harnessNote, neutralise } from "@/lib/agent/framing";
 import { endDraftAtCommit } from "@/lib/live/drafts";
+import { retryOnHandBack } from "@/lib/runtime/retry-dead-letter";
 import { customerTextSchema } from "./intake";
 
 type Actor = { tenantId: string; staffId: string };
@@ -178,6 +179,9 @@ export async function handBackConversation(client: object, actor: Actor, convers
       const { conv, staff } = await lockConversation(tx, actor, conversationId);
       if (conv.status !== "human") throw new AppError("CONFLICT", "This conversation is not held by a person.");
       if (conv.ownerStaffId !== actor.staffId) throw new AppError("FORBIDDEN", "Only the person who took it over can hand it back.");
+      // A run dead-lettered with its tool calls unanswered still holds the conversation: the agent carries on with it
+      // (what was queued meanwhile reaches the model with the calls' results), not behind it.
+      const runPutBack = conv.activeRunId !== null && (await retryOnHandBack(tx, { ...actor, email: staff.email }, conv.activeRunId));
       const s = Statement.plain();
       // What waited for a run that has ended meanwhile (a person's words, text the customer sent while it was busy)
       // goes into the transcript now, so the agent reads it before whatever the customer writes next.
@@ -209,7 +213,7 @@ export async function handBackConversation(client: object, actor: Actor, convers
       addAudit(s, "audit", { tenantId: actor.tenantId, actor: staff.email, action: "conversation.handed_back", subject: conversationId });
       addEvent(s, "ev", { tenantId: actor.tenantId, conversationId, type: "conversation.updated", data: { status: "open" } });
       await s.run(tx);
-      return { conversationId, status: "open" as const };
+      return { conversationId, status: "open" as const, runPutBack };
     });
 }
 

@@ -41,10 +41,9 @@ describe("an answer lost on the last allowed attempt", () => {
 });
 
 describe("a run dead-lettered between an approved call and its result", () => {
-  it("the customer writing afterwards never lands between the tool_use and its tool_result; the approved refund still runs once on retry", async () => {
+  /** An approved refund whose results step keeps failing: the run dead-letters holding its conversation. */
+  async function deadLetteredAfterApproval() {
     const { refuseWrites } = await import("../refused-writes");
-    const { retryDeadLetter } = await import("@/lib/runtime/retry-dead-letter");
-    const { storeOf } = await import("@/lib/db/kysely");
     const out = await h.say("Hi, I'm dana@example.com. My order A-1002 arrived damaged, please refund it.");
     expect(out.phase).toBe("WAITING_FOR_APPROVAL");
     const runId = out.runId!;
@@ -62,22 +61,29 @@ describe("a run dead-lettered between an approved call and its result", () => {
     expect((await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase).toBe("DEAD_LETTER");
     expect(await h.db.refund.count()).toBe(0); // the refund rolled back with its result each time
     await refused.stop();
+    return { conversationId: out.conversationId, runId };
+  }
+
+  it("the customer writing afterwards never lands between the tool_use and its tool_result; the approved refund still runs once on retry", async () => {
+    const { retryDeadLetter } = await import("@/lib/runtime/retry-dead-letter");
+    const { storeOf } = await import("@/lib/db/kysely");
+    const { conversationId, runId } = await deadLetteredAfterApproval();
 
     // Told "a person will follow up", the customer writes again before anyone retried the run.
-    await h.say("Hello? Is my refund coming?", { conversationId: out.conversationId });
+    await h.say("Hello? Is my refund coming?", { conversationId });
     // The conversation waits for the run (its tool calls unanswered is its last message, as while a run is parked): the
     // customer's text is kept, queued, and told so — not appended after the unanswered tool_use.
-    const problems = await h.transcriptProblems(out.conversationId);
+    const problems = await h.transcriptProblems(conversationId);
     expect(
       problems.filter((p) => !p.endsWith("(last message)")),
       "the transcript as the model sees it",
     ).toEqual([]);
     const asked = await h.db.message.findFirstOrThrow({
-      where: { conversationId: out.conversationId, displayText: "Hello? Is my refund coming?" },
+      where: { conversationId, displayText: "Hello? Is my refund coming?" },
     });
     expect(asked).toMatchObject({ pendingDelivery: true, inTranscript: false });
     const told = await h.db.message.findFirst({
-      where: { conversationId: out.conversationId, seq: { gt: asked.seq }, shownToCustomer: true },
+      where: { conversationId, seq: { gt: asked.seq }, shownToCustomer: true },
     });
     expect(told?.displayText).toMatch(/a person will follow up here/);
 
@@ -89,7 +95,7 @@ describe("a run dead-lettered between an approved call and its result", () => {
     await tick();
     expect.soft(await h.db.refund.count(), "approved refund run on retry").toBe(1);
     const call = await h.db.toolCall.findFirstOrThrow({ where: { runId, name: "refund_order" } });
-    const runs = await h.db.run.findMany({ where: { conversationId: out.conversationId }, orderBy: { startedAt: "asc" } });
+    const runs = await h.db.run.findMany({ where: { conversationId }, orderBy: { startedAt: "asc" } });
     expect
       .soft(
         runs.map((r) => r.outcome),
@@ -98,8 +104,45 @@ describe("a run dead-lettered between an approved call and its result", () => {
       .not.toContainEqual(expect.stringMatching(/broke the tool_use/));
     expect(call.status, "the approved call").toBe("SUCCEEDED");
     // …and the customer's question reached the model with the refund's result.
-    expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
     expect(await h.db.message.findFirstOrThrow({ where: { id: asked.id } })).toMatchObject({ pendingDelivery: false });
+  });
+
+  it("a person who takes the held conversation over and hands it back puts the run back: the refund runs once, and what was said meanwhile reaches the model", async () => {
+    const { takeOverConversation, replyAsStaff, handBackConversation } = await import("@/lib/conversations/takeover");
+    const { conversationId, runId } = await deadLetteredAfterApproval();
+    await h.say("Hello? Is my refund coming?", { conversationId });
+    // A reviewer (not a supervisor) takes it over — which resolves the escalation the dead letter opened, so nothing in
+    // the queue asks anyone to retry the run — answers, and hands it back to the agent.
+    const rita = { tenantId: h.staff.rita.tenantId, staffId: h.staff.rita.id };
+    await takeOverConversation(h.db, rita, conversationId);
+    await replyAsStaff(h.db, rita, conversationId, "Sorry for the wait, Dana. I'm passing you back to our assistant.");
+    expect(await h.db.handoff.count({ where: { conversationId, kind: "ESCALATION", status: "PENDING" } })).toBe(0);
+    const back = await handBackConversation(h.db, rita, conversationId);
+    expect(back).toMatchObject({ status: "open", runPutBack: true });
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      phase: "RUNNING",
+      leaseOwner: null,
+      requestAttempts: 0,
+    });
+    const audit = await h.db.auditEvent.findFirstOrThrow({ where: { action: "run.retried", subject: runId } });
+    expect(audit).toMatchObject({ actor: h.staff.rita.email, data: expect.objectContaining({ why: "handed_back" }) });
+
+    for (let i = 0; i < 4 && (await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase === "RUNNING"; i++) await tick();
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ phase: "COMPLETED" });
+    expect(await h.db.refund.count(), "the approved refund, run once").toBe(1);
+    expect((await h.db.toolCall.findFirstOrThrow({ where: { runId, name: "refund_order" } })).status).toBe("SUCCEEDED");
+    // The customer's question and the person's reply went into the transcript with the refund's result.
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
+    const queued = await h.db.message.findMany({ where: { conversationId, pendingDelivery: true } });
+    expect(queued.map((m) => m.displayText)).toEqual([]);
+    // The conversation is the agent's again: the customer's next message is answered, not queued.
+    const next = await h.say("Thanks! Is that everything?", { conversationId });
+    expect(next.phase).toBe("COMPLETED");
+    expect(await h.db.message.findFirstOrThrow({ where: { conversationId, displayText: "Thanks! Is that everything?" } })).toMatchObject({
+      pendingDelivery: false,
+      inTranscript: true,
+    });
   });
 });
 
