@@ -11,6 +11,7 @@ import { STRANDED_AFTER_MS, sendStrandedMail } from "./send";
 import { runAfterCommitOnce } from "@/lib/runtime/after-commit";
 import type { RuntimeDeps } from "@/lib/runtime/deps";
 import { savedEnv } from "@/test/saved-env";
+import { inviteStaff, listStaff, resendInvite } from "@/lib/settings/staff";
 
 // Mail over SMTP for real: a local SMTP server (the `smtp-server` package) on 127.0.0.1 receives what the
 // product sends, with authentication, exactly as a mail provider would.
@@ -130,6 +131,37 @@ describe("mail over SMTP", () => {
     });
     expect(row.status).toBe("failed");
     expect(row.error).toMatch(/mailbox unavailable/);
+  });
+
+  it("an invitation whose mail the server refuses says so to the admin, and in the staff list, until a new link goes out", async () => {
+    const ada = await tdb.prisma.staffUser.findUniqueOrThrow({ where: { email: "ada@acme.test" } });
+    const admin = { tenantId: acmeId, staffId: ada.id };
+    refuse.add("noor@acme.test");
+    const invited = await inviteStaff(
+      tdb.prisma,
+      admin,
+      { name: "Noor", email: "noor@acme.test", role: "reviewer", authorityLimitCents: null },
+      { appUrl: "https://support.example.com" },
+    );
+    // The person is invited (the link stands), and the admin is told the mail did not go, with the server's answer.
+    expect(invited).toMatchObject({
+      status: "invited",
+      inviteMail: { status: "failed", error: expect.stringMatching(/mailbox unavailable/) },
+    });
+    expect(received).toHaveLength(0);
+    const listed = (await listStaff(tdb.prisma, admin)).find((m) => m.email === "noor@acme.test");
+    expect(listed?.inviteMail).toEqual(invited.inviteMail);
+    // Mail works again: a new link goes out, and the list says so.
+    refuse.clear();
+    const resent = await resendInvite(tdb.prisma, admin, invited.id, { appUrl: "https://support.example.com" });
+    expect(resent.inviteMail).toEqual({ status: "sent", error: null });
+    expect(received.map((r) => r.to)).toEqual([["noor@acme.test"]]);
+    expect((await listStaff(tdb.prisma, admin)).find((m) => m.email === "noor@acme.test")?.inviteMail).toEqual({
+      status: "sent",
+      error: null,
+    });
+    // People who set their password have no invitation mail to show.
+    expect((await listStaff(tdb.prisma, admin)).find((m) => m.email === "ada@acme.test")?.inviteMail).toBeNull();
   });
 
   it("refuses to run half configured, before writing anything", async () => {

@@ -38,6 +38,8 @@ describe("inviting a person", () => {
       { appUrl: APP },
     );
     expect(member).toMatchObject({ name: "Nia", email: "nia@acme.test", role: "reviewer", authorityLimitCents: 20000, status: "invited" });
+    // No mail server: the mail is the demo mailbox's, and the admin is told so.
+    expect(member.inviteMail).toEqual({ status: "demo", error: null });
     expect(await verifyStaffCredentials(db.prisma, "nia@acme.test", "")).toBeNull();
     const mail = (await demoMailbox(db.prisma, acme, 50, { role: "admin" })).mails.find((m) => m.to === "nia@acme.test")!;
     expect(mail.subject).toBe("You're invited to Acme Outfitters's support console");

@@ -62,6 +62,16 @@ export interface StaffMember {
   deactivatedAt: Date | null;
   /** invited only: when the newest link stops working */
   inviteExpiresAt: Date | null;
+  /**
+   * invited only: the newest invitation mail to them — sent, failed (with the mail server's answer), queued (being
+   * sent), or demo (no mail server: the link is in the demo mailbox). A failed one is resent with a new link.
+   */
+  inviteMail: InviteMail | null;
+}
+
+export interface InviteMail {
+  status: "queued" | "sent" | "failed" | "demo";
+  error: string | null;
 }
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
@@ -103,6 +113,9 @@ async function members(client: object, tenantId: string, staffId?: string): Prom
           .whereRef("i.staffId", "=", "s.id")
           .where("i.usedAt", "is", null)
           .as("inviteExpiresAt"),
+      // The newest invitation mail to them (MailOutbox_tenantId_to_createdAt_idx): only invitations are admin-only.
+      sql<InviteMail | null>`(SELECT json_build_object('status', m.status, 'error', m.error) FROM "MailOutbox" m
+        WHERE m."tenantId" = s."tenantId" AND m."to" = s.email AND m."adminOnly" ORDER BY m."createdAt" DESC LIMIT 1)`.as("inviteMail"),
     ])
     .where("s.tenantId", "=", tenantId)
     .orderBy("s.name");
@@ -120,6 +133,7 @@ async function members(client: object, tenantId: string, staffId?: string): Prom
       createdAt: r.createdAt,
       deactivatedAt: r.deactivatedAt,
       inviteExpiresAt: r.passwordHash || r.deactivatedAt ? null : ((r.inviteExpiresAt as Date | null) ?? null),
+      inviteMail: statusOf(r) === "invited" ? r.inviteMail : null,
     }))
     .sort((a, b) => order[a.status] - order[b.status]);
 }
@@ -167,7 +181,8 @@ async function issueInvite(
 }
 
 async function sendAfterCommit(client: object, mail: QueuedMail): Promise<void> {
-  // Over SMTP only; a failed delivery is recorded on the outbox row (and logged), the invitation stands.
+  // Over SMTP only; a failed delivery is recorded on the outbox row (and logged), the invitation stands, and the
+  // admin reads the outcome in the member the call returns (`inviteMail`).
   await deliverMail(client, mail).catch((err) => log.error({ err }, "invitation mail delivery failed"));
 }
 
@@ -226,8 +241,16 @@ export async function inviteStaff(
   return member(client, actor.tenantId, staffId);
 }
 
-/** Mails a new link to someone invited who has not set a password yet (the old link stops working). */
-export async function resendInvite(client: object, actor: SettingsActor, staffId: string, opts: { appUrl: string; now?: Date }) {
+/**
+ * Mails a new link to someone invited who has not set a password yet (the old link stops working). Returns them as
+ * the list shows them, with how the mail went.
+ */
+export async function resendInvite(
+  client: object,
+  actor: SettingsActor,
+  staffId: string,
+  opts: { appUrl: string; now?: Date },
+): Promise<StaffMember> {
   const now = opts.now ?? new Date();
   const db = storeOf(client);
   const mail = await db.transaction().execute(async (tx) => {
@@ -255,6 +278,7 @@ export async function resendInvite(client: object, actor: SettingsActor, staffId
     return queued;
   });
   await sendAfterCommit(client, mail);
+  return member(client, actor.tenantId, staffId);
 }
 
 export type InviteState =

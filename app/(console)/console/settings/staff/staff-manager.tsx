@@ -9,7 +9,7 @@ import { Notice } from "@/components/ui/notice";
 import { Section } from "@/components/ui/section";
 import { inviteStaffAction, resendInviteAction, setStaffActiveAction, updateStaffAction } from "@/lib/actions/settings";
 import { formatCents } from "@/lib/money";
-import type { StaffMember, StaffRole } from "@/lib/settings/staff";
+import type { InviteMail, StaffMember, StaffRole } from "@/lib/settings/staff";
 
 const ROLES: Array<{ value: StaffRole; label: string }> = [
   { value: "reviewer", label: "Reviewer — works the queue" },
@@ -26,13 +26,42 @@ function authorityFrom(text: string): number | null | undefined {
 }
 const authorityText = (cents: number | null) => (cents === null ? "" : (cents / 100).toFixed(2));
 
-type Outcome = { tone: "success" | "error"; text: string } | null;
+type Tone = "success" | "warning" | "error";
+type Outcome = { tone: Tone; text: string } | null;
+type Done = (text: string, tone?: Tone) => void;
+
+/** What became of an invitation's mail, said to the admin who sent it: the person is invited either way. */
+function invitationSent(what: string, member: StaffMember): [string, Tone] {
+  const mail = member.inviteMail;
+  if (mail?.status === "failed")
+    return [
+      `${what}, but the mail to ${member.email} could not be sent (${mail.error ?? "no answer"}). Send a new link once mail works.`,
+      "warning",
+    ];
+  if (mail?.status === "queued") return [`${what}: the mail to ${member.email} is still being sent.`, "success"];
+  if (mail?.status === "demo") return [`${what}: no mail server is set up, so the link is in the demo mailbox (admins only).`, "success"];
+  return [`${what}: a link to set a password went to ${member.email}.`, "success"];
+}
+
+/** The newest invitation mail's state, beside an invited person in the list. */
+function InviteMailState({ mail }: { mail: InviteMail | null }) {
+  if (!mail) return null;
+  if (mail.status === "failed")
+    return (
+      <span data-testid="invite-mail">
+        {" "}
+        <Badge tone="red">mail not sent</Badge> <span className="text-red-800">{mail.error}</span>
+      </span>
+    );
+  const words = { sent: "mail sent", queued: "mail being sent", demo: "link in the demo mailbox" }[mail.status];
+  return <span className="text-slate-600" data-testid="invite-mail">{` · ${words}`}</span>;
+}
 
 export function StaffManager({ members, selfId }: { members: StaffMember[]; selfId: string }) {
   const router = useRouter();
   const [outcome, setOutcome] = useState<Outcome>(null);
-  const done = (text: string) => {
-    setOutcome({ tone: "success", text });
+  const done: Done = (text, tone = "success") => {
+    setOutcome({ tone, text });
     router.refresh();
   };
   return (
@@ -64,7 +93,7 @@ function StaffRow({
 }: {
   member: StaffMember;
   self: boolean;
-  onDone: (text: string) => void;
+  onDone: Done;
   onError: (text: string) => void;
 }) {
   const [role, setRole] = useState<StaffRole>(member.role);
@@ -74,12 +103,17 @@ function StaffRow({
   const dirty = role !== member.role || cents !== member.authorityLimitCents;
   const id = `staff-${member.id}`;
 
-  async function act<T>(run: () => Promise<{ ok: true; data: T } | { ok: false; error: { message: string } }>, success: string) {
+  async function act<T>(
+    run: () => Promise<{ ok: true; data: T } | { ok: false; error: { message: string } }>,
+    success: string | ((data: T) => [string, Tone]),
+  ) {
     setBusy(true);
     try {
       const result = await run();
-      if (result.ok) onDone(success);
-      else onError(result.error.message);
+      if (result.ok) {
+        const [text, tone] = typeof success === "string" ? [success, "success" as const] : success(result.data);
+        onDone(text, tone);
+      } else onError(result.error.message);
     } catch {
       onError("The server did not answer. Reload to see the current state.");
     } finally {
@@ -107,6 +141,7 @@ function StaffRow({
               ) : (
                 <span className="text-slate-600">link expired</span>
               )}
+              <InviteMailState mail={member.inviteMail} />
             </>
           ) : (
             <>
@@ -163,7 +198,12 @@ function StaffRow({
           <Button
             size="sm"
             disabled={busy}
-            onClick={() => act(() => resendInviteAction({ staffId: member.id }), `A new link went to ${member.email}.`)}
+            onClick={() =>
+              act(
+                () => resendInviteAction({ staffId: member.id }),
+                (m) => invitationSent(`A new link for ${m.name}`, m),
+              )
+            }
           >
             Send a new link
           </Button>
@@ -197,7 +237,7 @@ function StaffRow({
   );
 }
 
-function InviteForm({ onDone }: { onDone: (text: string) => void }) {
+function InviteForm({ onDone }: { onDone: Done }) {
   const [name, setName] = useState("");
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<StaffRole>("reviewer");
@@ -220,7 +260,7 @@ function InviteForm({ onDone }: { onDone: (text: string) => void }) {
     try {
       const result = await inviteStaffAction({ name, email, role, authorityLimitCents: cents ?? null });
       if (result.ok) {
-        onDone(`Invited ${result.data.name}: a link to set a password went to ${result.data.email}.`);
+        onDone(...invitationSent(`Invited ${result.data.name}`, result.data));
         setName("");
         setEmail("");
         setAuthority("");

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "MailOutbox_tenantId_to_createdAt_idx" ON "MailOutbox"("tenantId", "to", "createdAt");
