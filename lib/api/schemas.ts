@@ -198,7 +198,19 @@ export const apiRunDetailSchema = component(
         cacheWriteTokens: z.number().int(),
         maxTokens: z.number().int(),
         latencyMs: z.number().int(),
-        throughSeq: z.number().int(),
+        costMicros: z.number().int().describe("this call's cost in millionths of a dollar"),
+        scope: z.string().nullable().describe("null: the run's own model; else the specialist (agent-as-tool) scope that called it"),
+        requestTokens: z.number().int().nullable().describe("the request's size as counted before it was sent, when it was counted"),
+        throughSeq: z.number().int().describe("the request carried every transcript message up to this seq"),
+        contextFromSeq: z
+          .number()
+          .int()
+          .nullable()
+          .describe("the request carried the transcript verbatim from this seq on, after the summary `contextSummaryId` (null: all of it)"),
+        contextSummaryId: z
+          .string()
+          .nullable()
+          .describe("the rolling summary of the messages before `contextFromSeq` that the request carried first (null: none)"),
         response: json.nullable(),
         createdAt: isoDate,
       }),

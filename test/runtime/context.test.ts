@@ -6,6 +6,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { requestTokens } from "@/lib/model/offline/usage";
 import type { OfflineRequest, OfflineStep } from "@/lib/model/offline/types";
 import { transcriptViolations } from "@/lib/store/transcript";
+import { issueApiToken } from "@/lib/api/tokens";
+import { harnessApiClient } from "../api/api-client";
 import { createHarness, type Harness } from "../runtime-harness";
 
 // The system prompt and tools take about 2,800 of these; the conversation gets the rest.
@@ -163,6 +165,25 @@ describe("the supervisor's view of a long conversation", () => {
     const detail = await h.runDetail(runId);
     expect(detail.messages).toEqual(messagesOf(lastRequest));
     expect(detail.transcript.length).toBeGreaterThan(detail.messages.length);
+    // An integrator reading the run through the API is told which part each request carried.
+    const token = await issueApiToken(h.db, {
+      tenantId: h.acme.id,
+      name: "inspector",
+      scopes: ["runs:read"],
+      issuedBy: { operator: true },
+    });
+    const api = await harnessApiClient(h)("GET", `/runs/${runId}`, { token: token.token });
+    expect(api.status).toBe(200);
+    const last = calls[calls.length - 1]!;
+    expect(api.body.modelCalls.at(-1)).toMatchObject({
+      id: last.id,
+      scope: null,
+      throughSeq: last.throughSeq,
+      contextFromSeq: last.contextFromSeq,
+      contextSummaryId: last.contextSummaryId,
+      costMicros: last.costMicros,
+    });
+    expect(last.contextFromSeq).toBeGreaterThan(1);
   }, 300_000);
 });
 

@@ -12,7 +12,7 @@ export const getRunEndpoint = defineEndpoint(
     path: "/runs/{id}",
     summary: "Get a run with its transcript",
     description:
-      "A run exactly as the model saw it: the messages array of its last request, every transcript row, model call (stop reason, tokens, latency), tool call (input, gate decision, status, result, review), gate decision with its policy version, effect and handoff.",
+      "A run exactly as the model saw it: the messages array of its last request, every transcript row, model call (stop reason, tokens, cost, latency, which part of the transcript it carried after which summary, which specialist made it), tool call (input, gate decision, status, result, review), gate decision with its policy version, effect and handoff.",
     scope: "runs:read",
     params: idParamsSchema,
     response: apiRunDetailSchema,
