@@ -144,6 +144,29 @@ describe("a run dead-lettered between an approved call and its result", () => {
       inTranscript: true,
     });
   });
+  it("the hand-back racing a supervisor's retry puts the run back once: one retry recorded, the other refused, the refund run once", async () => {
+    const { takeOverConversation, handBackConversation } = await import("@/lib/conversations/takeover");
+    const { retryDeadLetter } = await import("@/lib/runtime/retry-dead-letter");
+    const { storeOf } = await import("@/lib/db/kysely");
+    const { conversationId, runId } = await deadLetteredAfterApproval();
+    const rita = { tenantId: h.staff.rita.tenantId, staffId: h.staff.rita.id };
+    await takeOverConversation(h.db, rita, conversationId);
+    const sol = h.staff.sol;
+    const [back, retried] = await Promise.allSettled([
+      handBackConversation(h.db, rita, conversationId),
+      retryDeadLetter(storeOf(h.db), { tenantId: sol.tenantId, staffId: sol.id, role: "supervisor", email: sol.email }, runId),
+    ]);
+    // The hand-back always stands; the retry lost either way — to a person who still owned the conversation, or to a
+    // run already put back.
+    expect(back).toMatchObject({ status: "fulfilled", value: { runPutBack: true } });
+    expect(retried.status).toBe("rejected");
+    expect((retried as PromiseRejectedResult).reason).toMatchObject({ code: expect.stringMatching(/^(CONVERSATION_OWNED|CONFLICT)$/) });
+    expect(await h.db.auditEvent.count({ where: { action: "run.retried", subject: runId } })).toBe(1);
+    for (let i = 0; i < 4 && (await h.db.run.findUniqueOrThrow({ where: { id: runId } })).phase === "RUNNING"; i++) await tick();
+    expect(await h.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ phase: "COMPLETED" });
+    expect(await h.db.refund.count()).toBe(1);
+    expect(await h.transcriptProblems(conversationId)).toEqual([]);
+  });
 });
 
 describe("an edited approval judged again where it acts", () => {
