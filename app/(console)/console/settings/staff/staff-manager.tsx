@@ -30,17 +30,23 @@ type Tone = "success" | "warning" | "error";
 type Outcome = { tone: Tone; text: string } | null;
 type Done = (text: string, tone?: Tone) => void;
 
-/** What became of an invitation's mail, said to the admin who sent it: the person is invited either way. */
-function invitationSent(what: string, member: StaffMember): [string, Tone] {
+/**
+ * What became of an invitation's mail, said to the admin who sent it (`what`: a first invitation or a new link): the
+ * person is invited either way.
+ */
+function invitationSent(what: "invited" | "new link", member: StaffMember): [string, Tone] {
   const mail = member.inviteMail;
-  if (mail?.status === "failed")
-    return [
-      `${what}, but the mail to ${member.email} could not be sent (${mail.error ?? "no answer"}). Send a new link once mail works.`,
-      "warning",
-    ];
-  if (mail?.status === "queued") return [`${what}: the mail to ${member.email} is still being sent.`, "success"];
-  if (mail?.status === "demo") return [`${what}: no mail server is set up, so the link is in the demo mailbox (admins only).`, "success"];
-  return [`${what}: a link to set a password went to ${member.email}.`, "success"];
+  const link = what === "invited" ? `Invited ${member.name}` : `A new link for ${member.name}`;
+  if (mail?.status === "failed") {
+    const why = `the mail to ${member.email} could not be sent (${mail.error ?? "no answer"})`;
+    return [what === "invited" ? `${link}, but ${why}. Send a new link once mail works.` : `${link} was made, but ${why}.`, "warning"];
+  }
+  if (mail?.status === "queued") return [`${link}: the mail to ${member.email} is still being sent.`, "success"];
+  if (mail?.status === "demo") return [`${link}: no mail server is set up, so the link is in the demo mailbox (admins only).`, "success"];
+  return [
+    what === "invited" ? `${link}: a link to set a password went to ${member.email}.` : `${link} went to ${member.email}.`,
+    "success",
+  ];
 }
 
 /** The newest invitation mail's state, beside an invited person in the list. */
@@ -201,7 +207,7 @@ function StaffRow({
             onClick={() =>
               act(
                 () => resendInviteAction({ staffId: member.id }),
-                (m) => invitationSent(`A new link for ${m.name}`, m),
+                (m) => invitationSent("new link", m),
               )
             }
           >
@@ -260,7 +266,7 @@ function InviteForm({ onDone }: { onDone: Done }) {
     try {
       const result = await inviteStaffAction({ name, email, role, authorityLimitCents: cents ?? null });
       if (result.ok) {
-        onDone(...invitationSent(`Invited ${result.data.name}`, result.data));
+        onDone(...invitationSent("invited", result.data));
         setName("");
         setEmail("");
         setAuthority("");
