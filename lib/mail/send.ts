@@ -98,7 +98,7 @@ export const STRANDED_AFTER_MS = 60_000;
 
 /**
  * Sends the mail a process queued and never sent (it died between its commit and the send): up to `limit` mails,
- * oldest first, each at most once more — `deliverMail` records sent or failed either way. A mail older than
+ * oldest first (`more`: the limit was reached), each at most once more — `deliverMail` records sent or failed either way. A mail older than
  * `lapseAfterMs` is not sent: it is recorded failed and its body (a one-time code) emptied, for what it carried has
  * lapsed and the customer asks again. Any number of workers may sweep at once: a mail is sent by whichever locks its
  * row (FOR UPDATE SKIP LOCKED), the others pass it by.
@@ -107,8 +107,8 @@ export async function sendStrandedMail(
   client: object,
   opts: { lapseAfterMs: number; limit?: number; now?: Date },
   settings = mailSettings(),
-): Promise<{ sent: number; lapsed: number }> {
-  if (settings.transport !== "smtp") return { sent: 0, lapsed: 0 };
+): Promise<{ sent: number; lapsed: number; more: boolean }> {
+  if (settings.transport !== "smtp") return { sent: 0, lapsed: 0, more: false };
   const db = storeOf(client);
   const now = opts.now?.getTime() ?? Date.now();
   // A row another worker is sending right now is passed by (it is recorded sent or failed there), never waited for.
@@ -125,8 +125,9 @@ export async function sendStrandedMail(
         .skipLocked(),
     )
     .executeTakeFirst();
+  const limit = opts.limit ?? 20;
   let sent = 0;
-  for (; sent < (opts.limit ?? 20); sent++) {
+  for (; sent < limit; sent++) {
     const delivered = await db.transaction().execute(async (tx) => {
       const row = await tx
         .selectFrom("MailOutbox")
@@ -145,5 +146,6 @@ export async function sendStrandedMail(
     });
     if (!delivered) break;
   }
-  return { sent, lapsed: Number(lapsed.numUpdatedRows) };
+  // At the limit there may be more: the caller sweeps again without waiting its usual interval.
+  return { sent, lapsed: Number(lapsed.numUpdatedRows), more: sent === limit };
 }

@@ -220,9 +220,21 @@ describe("mail a stopped process left queued", () => {
     await tdb.prisma.mailOutbox.delete({ where: { id: young.id } });
   });
 
+  it("a backlog past one sweep's limit is sent by the passes that follow, not 20 every 30 s", async () => {
+    const left = await Promise.all(Array.from({ length: 25 }, (_, i) => stranded(`backlog-${i}@example.com`, STRANDED_AFTER_MS + 5_000)));
+    const deps = { db: tdb.prisma, workerId: "sweeper-backlog" } as unknown as RuntimeDeps;
+    const passes = [];
+    for (let i = 0; i < 3; i++) passes.push((await runAfterCommitOnce(deps)).strandedMail);
+    // 20 (the limit: there may be more), the 5 left at once, then nothing until the usual interval.
+    expect(passes).toEqual([20, 5, 0]);
+    expect(received).toHaveLength(25);
+    const rows = await tdb.prisma.mailOutbox.findMany({ where: { id: { in: left.map((m) => m.id) } } });
+    expect(rows.every((r) => r.status === "sent")).toBe(true);
+  });
+
   it("past what it carries is never sent: recorded failed, the code emptied", async () => {
     const old = await stranded("dana@example.com", 11 * 60_000);
-    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 1 });
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 1, more: false });
     expect(received).toHaveLength(0);
     const row = await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: old.id } });
     expect(row).toMatchObject({ status: "failed", text: "" });
@@ -240,27 +252,27 @@ describe("mail a stopped process left queued", () => {
         sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 }),
         new Promise((r) => setTimeout(() => r("waited for the other worker"), 5_000)),
       ]);
-      expect(swept).toEqual({ sent: 0, lapsed: 0 });
+      expect(swept).toEqual({ sent: 0, lapsed: 0, more: false });
     } finally {
       await other.query("ROLLBACK");
       await other.end();
     }
-    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 1 });
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 1, more: false });
   });
 
   it("refused by the mail server: recorded failed, not tried again", async () => {
     refuse.add("dana@example.com");
     const left = await stranded("dana@example.com", STRANDED_AFTER_MS + 5_000);
-    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 1, lapsed: 0 });
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 1, lapsed: 0, more: false });
     expect(await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: left.id } })).toMatchObject({ status: "failed" });
-    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 0 });
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 0, more: false });
   });
 
   it("without SMTP there is nothing to send: the demo mailbox is the delivery", async () => {
     delete process.env.SMTP_URL;
     delete process.env.MAIL_FROM;
     const left = await stranded("dana@example.com", STRANDED_AFTER_MS + 5_000);
-    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 0 });
+    expect(await sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000 })).toEqual({ sent: 0, lapsed: 0, more: false });
     await tdb.prisma.mailOutbox.delete({ where: { id: left.id } });
   });
 });

@@ -24,26 +24,33 @@ export interface AfterCommitPass {
 }
 
 /**
- * How often a process looks for mail left queued (a process stopped between its commit and the send): rare, for it
+ * How often a worker looks for mail left queued (a process stopped between its commit and the send): rare, for it
  * is rare, and a mail found a minute late still carries a code valid for CODE_TTL_MINUTES.
  */
 const MAIL_SWEEP_EVERY_MS = 30_000;
-let lastMailSweep = 0;
-let mailSweep: Promise<number> | null = null;
+/** Each worker's sweep (a process has one worker id): when it last started, and the one in flight. */
+const mailSweeps = new Map<string, { startedAt: number; inFlight: Promise<number> | null }>();
 
 /**
- * Sends what stopped processes left queued, at most every MAIL_SWEEP_EVERY_MS and one sweep at a time in this process.
- * A code's mail lapses with its code; an invitation (valid for days) that lapsed here is sent again by an admin.
+ * Sends what stopped processes left queued, at most every MAIL_SWEEP_EVERY_MS and one sweep at a time per worker —
+ * but a sweep that reached its limit is followed by another at the next pass (a backlog drains 20 a pass, not 20
+ * every 30 s). A code's mail lapses with its code; an invitation (valid for days) that lapsed here is sent again by an
+ * admin.
  */
-function sweepStrandedMail(db: ReturnType<typeof storeOf>): Promise<number> | null {
-  if (mailSweep || Date.now() - lastMailSweep < MAIL_SWEEP_EVERY_MS) return null;
-  lastMailSweep = Date.now();
-  mailSweep = sendStrandedMail(db, { lapseAfterMs: CODE_TTL_MINUTES * 60_000 })
-    .then(({ sent, lapsed }) => sent + lapsed)
+function sweepStrandedMail(db: ReturnType<typeof storeOf>, workerId: string): Promise<number> | null {
+  const sweep = mailSweeps.get(workerId) ?? { startedAt: 0, inFlight: null };
+  if (sweep.inFlight || Date.now() - sweep.startedAt < MAIL_SWEEP_EVERY_MS) return null;
+  sweep.startedAt = Date.now();
+  sweep.inFlight = sendStrandedMail(db, { lapseAfterMs: CODE_TTL_MINUTES * 60_000 })
+    .then(({ sent, lapsed, more }) => {
+      if (more) sweep.startedAt = 0;
+      return sent + lapsed;
+    })
     .finally(() => {
-      mailSweep = null;
+      sweep.inFlight = null;
     });
-  return mailSweep;
+  mailSweeps.set(workerId, sweep);
+  return sweep.inFlight;
 }
 
 /** What a loop does in the background (webhook endpoints it serves, a sweep of mail), and what to do as each finishes. */
@@ -73,14 +80,14 @@ export async function runAfterCommitOnce(
     ? await apart("delivering webhooks", () => startDueWebhooks(db, options, serving.inFlight, serving.served), 0)
     : (await apart("delivering webhooks", () => deliverDueWebhooks(db, options), { endpoints: 0, attempts: 0, delivered: 0 })).attempts;
   // A mail server that hangs holds up nothing else: the loop sends in the background, a lone pass waits.
-  const sweep = sweepStrandedMail(db)?.catch((err: unknown) => {
+  const sweep = sweepStrandedMail(db, deps.workerId)?.catch((err: unknown) => {
     if (!noteDatabaseFailure(err, "worker")) log.error({ err }, "after-commit: sending mail left queued failed");
     return 0;
   });
   let strandedMail = 0;
   if (sweep && serving) {
     const inFlight = sweep.then((n) => {
-      // A pass for what the sends committed; the next sweep still waits its 30 s (a backlog drains 20 a sweep).
+      // A pass for what the sends committed (and, if the sweep reached its limit, the next sweep).
       if (n > 0) serving.served();
     });
     serving.inFlight.add(inFlight);

@@ -7,6 +7,7 @@ import bcrypt from "bcryptjs";
 import { sql, type Transaction } from "kysely";
 import { z } from "zod";
 import { type DB, storeOf } from "@/lib/db/kysely";
+import type { MailStatus } from "@/lib/generated/kysely/enums";
 import { AppError } from "@/lib/errors";
 import { withdrawApprovals } from "@/lib/store/handoffs";
 import { releaseConversationsOf } from "@/lib/conversations/takeover";
@@ -70,7 +71,7 @@ export interface StaffMember {
 }
 
 export interface InviteMail {
-  status: "queued" | "sent" | "failed" | "demo";
+  status: MailStatus;
   error: string | null;
 }
 
