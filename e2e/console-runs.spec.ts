@@ -69,6 +69,8 @@ test("a supervisor finds a run by order number, reads who decided, and exports t
     /Approved by Raj on \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} — \$250\.00 refunded/,
   );
   await expect(page.getByTestId("run-customer")).toContainText(approved.customerEmail);
+  // Each model request says what it carried: this short conversation's, the whole transcript.
+  await expect(page.getByTestId("model-call-carried").first()).toHaveText(/^every message through #\d+$/);
   await page.screenshot({ path: path.resolve("docs/screenshots/console-run.png") });
 
   // An escalation the agent ended with end_turn reads as escalated, not as a success.

@@ -14,6 +14,7 @@ import { getPrisma } from "@/lib/db/client";
 import { describeToolCall } from "@/lib/console/agent-tried";
 import { LocalTime } from "@/components/ui/local-time";
 import { decisionInWords } from "@/lib/console/decision-words";
+import { carriedInWords, requestSizeInWords } from "@/lib/console/model-call-words";
 import { orNotFound } from "@/lib/console/page-data";
 import { type RunReview, runReview } from "@/lib/console/runs";
 import { formatDuration } from "@/lib/console/sla";
@@ -299,6 +300,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               <tr>
                 <Th>Turn</Th>
                 <Th>Model of</Th>
+                <Th>What it carried</Th>
+                <Th>Size · cost</Th>
                 <Th>stop_reason</Th>
                 <Th>Tokens in / out</Th>
                 <Th>Cache read / write</Th>
@@ -309,9 +312,13 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             </thead>
             <tbody>
               {d.modelCalls.map((m) => (
-                <tr key={m.id} className="border-t border-slate-100">
+                <tr key={m.id} className="border-t border-slate-100" data-testid="model-call">
                   <Td>{m.turn}</Td>
                   <Td>{m.scope ? (specialistTitles.get(m.scope) ?? "a specialist") : "the agent"}</Td>
+                  <Td>
+                    <span data-testid="model-call-carried">{carriedInWords(m)}</span>
+                  </Td>
+                  <Td>{requestSizeInWords(m)}</Td>
                   <Td mono>{m.stopReason ?? "—"}</Td>
                   <Td>
                     {m.inputTokens} / {m.outputTokens}
