@@ -11,6 +11,7 @@ import { callsOfLatestMessage, type ToolCallRow } from "@/lib/store/tool-calls";
 import {
   type ContentBlock,
   loadTranscript,
+  queuedIsStaffOnly,
   toolUseIdsIn,
   type TranscriptRow,
   transcriptKnownThrough,
@@ -245,6 +246,7 @@ async function endsWithToolUse(db: Store, conversationId: string): Promise<boole
  * under the messages' row locks). Nothing queued (it was delivered meanwhile): the run has nothing to answer.
  */
 async function deliverQueued(runtime: RuntimeDeps, state: RunState): Promise<StepOutcome> {
+  if (await queuedIsStaffOnly(storeOf(runtime.db), state.ref.conversationId)) return deliverStaffWords(runtime, state);
   const w = new StepWrite(state);
   const queued = w.takeQueued();
   const msg = w.message({ role: "user", author: "HARNESS", content: withQueuedText([], queued) });
@@ -262,6 +264,21 @@ async function deliverQueued(runtime: RuntimeDeps, state: RunState): Promise<Ste
   }
   extendTranscript(state, { seq: row.seq, role: "user", content: row.content, author: "HARNESS", runId: state.ref.id });
   return { kind: "next" };
+}
+
+/**
+ * A person's words that waited for a run which ended after they handed the conversation back: they go into the
+ * transcript, for the agent to read with the customer's next message, and the run ends — unasked, the agent would
+ * answer the person. One statement, which takes a person's words only: text the customer sends meanwhile stays
+ * queued, and starts the next run as the conversation is let go (lib/store/transcript counts what is left).
+ */
+async function deliverStaffWords(runtime: RuntimeDeps, state: RunState): Promise<StepOutcome> {
+  const w = new StepWrite(state);
+  const queued = w.takeQueued(undefined, true, true);
+  w.message({ role: "user", author: "HARNESS", content: withQueuedText([], queued) });
+  const { followUpRunId } = endRun(w, "COMPLETED", "a person's words delivered; nothing from the customer to answer");
+  const row = await w.run<{ followUp: boolean }>(storeOf(runtime.db), sql`conv."followUp" FROM conv`);
+  return { kind: "ended", phase: "COMPLETED", followUpRunId: row?.followUp ? followUpRunId : null };
 }
 
 /** Advances a run and then any follow-up runs started by customer text queued while it was busy. */

@@ -54,13 +54,14 @@ export class StepWrite {
   }
 
   /**
-   * Takes the customer text queued while the run was busy (CTE `queued`), for a message built with `withQueuedText`:
-   * as much as fits in `maxBytes` (and the oldest message in any case unless `atLeastOne` is false).
+   * Takes the text queued while the run was busy (CTE `queued`), for a message built with `withQueuedText`: as much as
+   * fits in `maxBytes` (and the oldest message in any case unless `atLeastOne` is false); `onlyStaff`: a person's words
+   * only, the customer's left queued.
    */
-  takeQueued(maxBytes = queuedBytesBudget(), atLeastOne = true): string {
+  takeQueued(maxBytes = queuedBytesBudget(), atLeastOne = true, onlyStaff = false): string {
     if (!this.change.takeQueued) {
       const { conversationId, id } = this.state.ref;
-      this.before.push((s) => takeQueuedText(s, "queued", conversationId, id, maxBytes, atLeastOne));
+      this.before.push((s) => takeQueuedText(s, "queued", conversationId, id, maxBytes, atLeastOne, onlyStaff));
       this.change.takeQueued = "queued";
     }
     return "queued";

@@ -58,9 +58,11 @@ export function changeConversation(s: Statement, c: ConversationChange, name = "
   if (messages.length) set.messageCount = sql`"messageCount" + ${messages.length}::int`;
   if (c.releaseRun) {
     const { runId, followUpRunId } = c.releaseRun;
-    // Text the customer sent while the run was busy starts the next run at once (unless a person owns it).
+    // Text the customer sent while the run was busy starts the next run at once (unless a person owns it) — what is
+    // still queued after this statement, not what it takes.
+    const left = c.takeQueued ? sql`"queuedCount" - (SELECT count(*)::int FROM ${sql.raw(c.takeQueued)})` : sql`"queuedCount"`;
     set.activeRunId = sql`CASE WHEN "activeRunId" = ${runId} THEN
-      (CASE WHEN "queuedCount" > 0 AND status <> 'human' THEN ${followUpRunId} ELSE NULL END) ELSE "activeRunId" END`;
+      (CASE WHEN ${left} > 0 AND status <> 'human' THEN ${followUpRunId} ELSE NULL END) ELSE "activeRunId" END`;
   }
   if (c.takeQueued) set.queuedCount = sql`greatest(0, "queuedCount" - (SELECT count(*)::int FROM ${sql.raw(c.takeQueued)}))`;
   if (c.status) set.status = isSql(c.status) ? c.status : sql`${c.status}::"ConversationStatus"`;
@@ -112,11 +114,12 @@ export function changeConversation(s: Statement, c: ConversationChange, name = "
 }
 
 /**
- * Takes the customer text queued while a run was busy (CTE `name`, returning seq and "displayText", in order),
- * under the messages' row locks: they now belong to `runId` (none: a hand-back delivers them) and are delivered by the message this statement
- * appends (see `queuedTextBlocks`). Pair it with `changeConversation({ takeQueued: name })`. At most `maxBytes` of
- * them are taken (and the oldest one anyway when `atLeastOne`): the rest stay queued for the next turn, so a flood of
- * queued text never becomes one oversized request.
+ * Takes the text queued while a run was busy (CTE `name`, returning seq and content, in order): the customer's and the
+ * words of a person who owned the conversation (lib/conversations/takeover) — or, `onlyStaff`, the person's alone —
+ * under the messages' row locks: they now belong to `runId` (none: a hand-back delivers them) and are delivered by the
+ * message this statement appends (see `withQueuedText`). Pair it with `changeConversation({ takeQueued: name })`. At
+ * most `maxBytes` of them are taken (and the oldest one anyway when `atLeastOne`): the rest stay queued for the next
+ * turn, so a flood of queued text never becomes one oversized request.
  */
 export function takeQueuedText(
   s: Statement,
@@ -125,7 +128,10 @@ export function takeQueuedText(
   runId: string | null,
   maxBytes: number,
   atLeastOne = true,
+  /** only the words of people on the support side (STAFF), leaving the customer's text queued */
+  onlyStaff = false,
 ): void {
+  const whose = onlyStaff ? sql` AND author = 'STAFF'` : sql``;
   s.update(
     name,
     "Message",
@@ -133,12 +139,23 @@ export function takeQueuedText(
     sql<boolean>`"Message".id IN (
       SELECT id FROM (
         SELECT id, row_number() OVER w AS n, sum(octet_length(content::text)) OVER w AS bytes
-        FROM (SELECT id, seq, content FROM "Message" WHERE "conversationId" = ${conversationId} AND "pendingDelivery" ORDER BY seq FOR UPDATE) locked
+        FROM (SELECT id, seq, content FROM "Message" WHERE "conversationId" = ${conversationId} AND "pendingDelivery"${whose} ORDER BY seq FOR UPDATE) locked
         WINDOW w AS (ORDER BY seq)
       ) running
       WHERE (n = 1 AND ${atLeastOne}::boolean) OR bytes <= ${maxBytes})`,
     { returning: sql`"Message".seq, "Message".content` },
   );
+}
+
+/** Whether the text waiting for delivery is a person's words alone (none of the customer's). */
+export async function queuedIsStaffOnly(db: Store, conversationId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("Message")
+    .select([sql<number>`count(*)::int`.as("queued"), sql<number>`(count(*) FILTER (WHERE author <> 'STAFF'))::int`.as("others")])
+    .where("conversationId", "=", conversationId)
+    .where("pendingDelivery", "=", true)
+    .executeTakeFirst();
+  return !!row && row.queued > 0 && row.others === 0;
 }
 
 /**

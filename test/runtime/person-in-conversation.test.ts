@@ -1,12 +1,29 @@
 // A person in the conversation, as the agent and the supervisor see it: what a person said while a run held the
 // conversation reaches the agent, and a reply their takeover held back is never counted as the agent's answer.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
 import { resumeRun } from "@/lib/runtime/resume";
 import { handBackConversation, replyAsStaff, takeOverConversation } from "@/lib/conversations/takeover";
+import { receiveCustomerMessage } from "@/lib/conversations/intake";
 import { runWorkerOnce } from "@/lib/runtime/worker";
 import { runReview } from "@/lib/console/runs";
 import { resolvePeriod, shopMetrics } from "@/lib/console/metrics";
+
+// The read that finds a person's words alone waiting, with a hook that runs right after it (see the race below).
+const afterQueuedRead = vi.hoisted(() => ({ hook: null as null | (() => Promise<void>) }));
+vi.mock("@/lib/store/transcript", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@/lib/store/transcript")>();
+  return {
+    ...real,
+    queuedIsStaffOnly: async (...args: Parameters<typeof real.queuedIsStaffOnly>) => {
+      const staffOnly = await real.queuedIsStaffOnly(...args);
+      const hook = afterQueuedRead.hook;
+      afterQueuedRead.hook = null;
+      await hook?.();
+      return staffOnly;
+    },
+  };
+});
 
 let h: Harness | null = null;
 afterEach(async () => {
@@ -60,6 +77,85 @@ describe("a person's reply while the agent's run waits for an approval", () => {
     expect(sent.split("ZEBRA-77").length - 1, "Raj's words, in the first request after hand-back, once").toBe(1);
     expect(await h.transcriptProblems(out.conversationId)).toEqual([]);
     expect(await h.db.conversation.findUniqueOrThrow({ where: { id: out.conversationId } })).toMatchObject({ queuedCount: 0 });
+  });
+
+  /**
+   * A run waiting for a retry holds the conversation; a person takes it over, writes to the customer (their words wait
+   * for the run) and hands it back before the run ends. Returns the conversation, its run, and how many model
+   * requests and agent replies there were at the hand-back.
+   */
+  async function handedBackWhileARunWaits() {
+    const harness = h!;
+    harness.script.push(
+      { http: 500 }, // the model is briefly unavailable: the run waits for a retry
+      { reply: { content: [{ type: "text", text: "Happy to help. Which order is it?" }], stop_reason: "end_turn" } }, // and answers
+    );
+    const out = await harness.say("Hi, I'd like some help with an order.");
+    expect(out.phase).toBe("WAITING_FOR_RETRY");
+    const raj = { tenantId: harness.acme.id, staffId: harness.staff.raj.id };
+    await takeOverConversation(harness.db, raj, out.conversationId);
+    await replyAsStaff(harness.db, raj, out.conversationId, "Dana, Raj here: use coupon ZEBRA-77 on your next order.");
+    await handBackConversation(harness.db, raj, out.conversationId);
+    await harness.db.run.update({ where: { id: out.runId! }, data: { nextAttemptAt: new Date(Date.now() - 1000) } });
+    return { ...out, requests: harness.script.requests.length, replies: (await agentReplies(out.conversationId)).length };
+  }
+  const agentReplies = (conversationId: string) =>
+    h!.db.message.findMany({ where: { conversationId, author: "AGENT", shownToCustomer: true }, orderBy: { seq: "asc" } });
+  const runsOf = (conversationId: string) =>
+    h!.db.run.findMany({ where: { conversationId }, orderBy: { startedAt: "asc" }, select: { id: true, phase: true, outcome: true } });
+
+  it("a person's words that wait for a run ending after the hand-back reach the agent with the customer's next message; unasked, it says nothing", async () => {
+    h = await createHarness();
+    const at = await handedBackWhileARunWaits();
+    await runWorkerOnce(h.deps); // the retry answers the customer (no tool call: nothing carries Raj's words to the model)
+    // One request (the retry's) and one reply: the agent did not answer Raj's words to the customer.
+    expect(h.script.requests.length - at.requests).toBe(1);
+    expect((await agentReplies(at.conversationId)).length - at.replies).toBe(1);
+    const runs = await runsOf(at.conversationId);
+    expect(runs).toHaveLength(2);
+    expect(runs[1]).toMatchObject({ phase: "COMPLETED", outcome: "a person's words delivered; nothing from the customer to answer" });
+    expect(await h.db.modelCall.count({ where: { runId: runs[1]!.id } })).toBe(0);
+    expect(await h.db.conversation.findUniqueOrThrow({ where: { id: at.conversationId } })).toMatchObject({
+      activeRunId: null,
+      queuedCount: 0,
+    });
+    // The customer's next message: the model reads Raj's words with it, once.
+    const before = h.script.requests.length;
+    await h.say("Which coupon code was it?", { conversationId: at.conversationId });
+    const sent = JSON.stringify(h.script.requests[before]!.messages);
+    expect(sent.split("ZEBRA-77").length - 1).toBe(1);
+    expect(await h.transcriptProblems(at.conversationId)).toEqual([]);
+  });
+
+  it("the customer writing as a person's words alone are delivered: their text is not taken with them, and is answered", async () => {
+    h = await createHarness();
+    const at = await handedBackWhileARunWaits();
+    const harness = h;
+    // Right after the run that delivers Raj's words found them alone, the customer writes (queued: a run holds the chat).
+    afterQueuedRead.hook = async () => {
+      const queued = await receiveCustomerMessage(harness.db, {
+        tenantId: harness.acme.id,
+        conversationId: at.conversationId,
+        text: "And can you tell me when A-1002 arrives?",
+        model: "m",
+      });
+      expect(queued.kind).toBe("queued");
+    };
+    await runWorkerOnce(h.deps);
+    expect(afterQueuedRead.hook).toBeNull();
+    const runs = await runsOf(at.conversationId);
+    expect(runs.map((r) => r.phase)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+    expect(runs[1]!.outcome).toBe("a person's words delivered; nothing from the customer to answer");
+    // The third run delivered the customer's text and answered it: two requests, the retry's and its.
+    expect(h.script.requests.length - at.requests).toBe(2);
+    expect(JSON.stringify(h.script.requests.at(-1)!.messages)).toContain("when A-1002 arrives");
+    expect((await agentReplies(at.conversationId)).length - at.replies).toBe(2);
+    expect(await h.db.conversation.findUniqueOrThrow({ where: { id: at.conversationId } })).toMatchObject({
+      activeRunId: null,
+      queuedCount: 0,
+    });
+    expect(await h.db.message.count({ where: { conversationId: at.conversationId, pendingDelivery: true } })).toBe(0);
+    expect(await h.transcriptProblems(at.conversationId)).toEqual([]);
   });
 
   it("(control) a person's reply when no run waits does reach the agent after hand-back", async () => {
