@@ -99,13 +99,14 @@ export const STRANDED_AFTER_MS = 60_000;
 /**
  * Sends the mail a process queued and never sent (it died between its commit and the send): up to `limit` mails,
  * oldest first (`more`: the limit was reached), each at most once more — `deliverMail` records sent or failed either way. A mail older than
- * `lapseAfterMs` is not sent: it is recorded failed and its body (a one-time code) emptied, for what it carried has
- * lapsed and the customer asks again. Any number of workers may sweep at once: a mail is sent by whichever locks its
+ * `lapseAfterMs` (a staff invitation, admin-only: `invitationLapseAfterMs`, its link's life) is not sent: it is
+ * recorded failed and its body (a one-time code, a link) emptied, for what it carried has lapsed and the customer asks
+ * again (the admin sends a new link). Any number of workers may sweep at once: a mail is sent by whichever locks its
  * row (FOR UPDATE SKIP LOCKED), the others pass it by.
  */
 export async function sendStrandedMail(
   client: object,
-  opts: { lapseAfterMs: number; limit?: number; now?: Date },
+  opts: { lapseAfterMs: number; invitationLapseAfterMs?: number; limit?: number; now?: Date },
   settings = mailSettings(),
 ): Promise<{ sent: number; lapsed: number; more: boolean }> {
   if (settings.transport !== "smtp") return { sent: 0, lapsed: 0, more: false };
@@ -120,7 +121,12 @@ export async function sendStrandedMail(
         .selectFrom("MailOutbox")
         .select("id")
         .where("status", "=", "queued")
-        .where("createdAt", "<", new Date(now - opts.lapseAfterMs))
+        .where((w) =>
+          w.or([
+            w.and([w("adminOnly", "=", false), w("createdAt", "<", new Date(now - opts.lapseAfterMs))]),
+            w.and([w("adminOnly", "=", true), w("createdAt", "<", new Date(now - (opts.invitationLapseAfterMs ?? opts.lapseAfterMs)))]),
+          ]),
+        )
         .forUpdate()
         .skipLocked(),
     )

@@ -203,6 +203,21 @@ describe("mail a stopped process left queued", () => {
       },
     });
   }
+  /** A staff invitation's mail left queued `ageMs` ago (admin-only: it carries a link to set a password). */
+  async function strandedInvitation(to: string, ageMs: number) {
+    return tdb.prisma.mailOutbox.create({
+      data: {
+        tenantId: acmeId,
+        to,
+        subject: "You are invited to the Acme Outfitters support console",
+        text: "Set your password here: https://support.example/console/invite/abc",
+        status: "queued",
+        adminOnly: true,
+        createdAt: new Date(Date.now() - ageMs),
+      },
+    });
+  }
+  const sweepAsWorkers = () => sendStrandedMail(tdb.prisma, { lapseAfterMs: 10 * 60_000, invitationLapseAfterMs: 72 * 3_600_000 });
 
   it("is sent once by a worker's after-commit pass, however many workers sweep at once; a younger one is left to its sender", async () => {
     const left = await stranded("dana@example.com", STRANDED_AFTER_MS + 5_000);
@@ -239,6 +254,18 @@ describe("mail a stopped process left queued", () => {
     const row = await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: old.id } });
     expect(row).toMatchObject({ status: "failed", text: "" });
     expect(row.error).toMatch(/lapsed/);
+  });
+
+  it("a staff invitation lapses with its link (72 hours), not with a code's 10 minutes: one an hour old is sent", async () => {
+    const hourOld = await strandedInvitation("theo@acme.test", 60 * 60_000);
+    const lapsed = await strandedInvitation("una@acme.test", 73 * 3_600_000);
+    // A worker's pass (its sweep given both lives), then another worker's sweep: nothing is left for it.
+    const pass = await runAfterCommitOnce({ db: tdb.prisma, workerId: "sweeper-invitations" } as unknown as RuntimeDeps);
+    expect(pass.strandedMail).toBe(2); // one sent, one lapsed
+    expect(await sweepAsWorkers()).toEqual({ sent: 0, lapsed: 0, more: false });
+    expect(received.map((r) => r.to)).toEqual([["theo@acme.test"]]);
+    expect(await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: hourOld.id } })).toMatchObject({ status: "sent" });
+    expect(await tdb.prisma.mailOutbox.findUniqueOrThrow({ where: { id: lapsed.id } })).toMatchObject({ status: "failed", text: "" });
   });
 
   it("one another worker holds (sending it now) is passed by, never waited for", async () => {

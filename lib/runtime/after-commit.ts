@@ -8,6 +8,7 @@ import { storeOf } from "@/lib/db/kysely";
 import { listen } from "@/lib/db/listener";
 import { connectivityFailureKind, noteDatabaseFailure } from "@/lib/db/outage";
 import { CODE_TTL_MINUTES } from "@/lib/identity/codes";
+import { INVITE_TTL_HOURS } from "@/lib/auth/invitations";
 import { log } from "@/lib/log";
 import { sendStrandedMail } from "@/lib/mail/send";
 import { sleep } from "@/lib/sleep";
@@ -34,14 +35,16 @@ const mailSweeps = new Map<string, { startedAt: number; inFlight: Promise<number
 /**
  * Sends what stopped processes left queued, at most every MAIL_SWEEP_EVERY_MS and one sweep at a time per worker —
  * but a sweep that reached its limit is followed by another at the next pass (a backlog drains 20 a pass, not 20
- * every 30 s). A code's mail lapses with its code; an invitation (valid for days) that lapsed here is sent again by an
- * admin.
+ * every 30 s). A code's mail lapses with its code, an invitation's with its link.
  */
 function sweepStrandedMail(db: ReturnType<typeof storeOf>, workerId: string): Promise<number> | null {
   const sweep = mailSweeps.get(workerId) ?? { startedAt: 0, inFlight: null };
   if (sweep.inFlight || Date.now() - sweep.startedAt < MAIL_SWEEP_EVERY_MS) return null;
   sweep.startedAt = Date.now();
-  sweep.inFlight = sendStrandedMail(db, { lapseAfterMs: CODE_TTL_MINUTES * 60_000 })
+  sweep.inFlight = sendStrandedMail(db, {
+    lapseAfterMs: CODE_TTL_MINUTES * 60_000,
+    invitationLapseAfterMs: INVITE_TTL_HOURS * 3_600_000,
+  })
     .then(({ sent, lapsed, more }) => {
       if (more) sweep.startedAt = 0;
       return sent + lapsed;

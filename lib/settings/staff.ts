@@ -6,6 +6,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import bcrypt from "bcryptjs";
 import { sql, type Transaction } from "kysely";
 import { z } from "zod";
+import { INVITE_TTL_HOURS } from "@/lib/auth/invitations";
 import { type DB, storeOf } from "@/lib/db/kysely";
 import type { MailStatus } from "@/lib/generated/kysely/enums";
 import { AppError } from "@/lib/errors";
@@ -20,7 +21,7 @@ import { requireAdmin, type SettingsActor } from "./admin";
 
 export const STAFF_ROLES = ["reviewer", "supervisor", "admin"] as const;
 export type StaffRole = (typeof STAFF_ROLES)[number];
-export const INVITE_TTL_HOURS = 72;
+export { INVITE_TTL_HOURS };
 export const PASSWORD_MIN_LENGTH = 10;
 const BCRYPT_COST = 10; // as the demo seed hashes
 
