@@ -242,8 +242,9 @@ async function endsWithToolUse(db: Store, conversationId: string): Promise<boole
 }
 
 /**
- * Delivers the customer text queued while the previous run was busy, as this run's first user message (taken
- * under the messages' row locks). Nothing queued (it was delivered meanwhile): the run has nothing to answer.
+ * Delivers the text queued while the previous run was busy, as this run's first user message (taken under the
+ * messages' row locks), for the model to answer. A person's words alone are delivered and the run ends
+ * (`deliverStaffWords`). Nothing queued (it was delivered meanwhile): the run has nothing to answer.
  */
 async function deliverQueued(runtime: RuntimeDeps, state: RunState): Promise<StepOutcome> {
   if (await queuedIsStaffOnly(storeOf(runtime.db), state.ref.conversationId)) return deliverStaffWords(runtime, state);
