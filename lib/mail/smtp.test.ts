@@ -190,29 +190,23 @@ describe("mail over SMTP", () => {
 
 // A process can stop between the commit that queued a mail and its send (a crash, a deploy): the mail stays queued.
 describe("mail a stopped process left queued", () => {
-  /** A queued mail as a process leaves it when it stops right after its commit, `ageMs` ago. */
-  async function stranded(to: string, ageMs: number) {
+  /**
+   * A queued mail as a process leaves it when it stops right after its commit, `ageMs` ago: a code's, or a staff
+   * invitation's (admin-only: it carries a link to set a password).
+   */
+  async function stranded(to: string, ageMs: number, kind: "code" | "invitation" = "code") {
+    const [subject, text] =
+      kind === "code"
+        ? ["Your Acme Outfitters verification code", "Your code for Acme Outfitters support is 123456."]
+        : ["You are invited to the Acme Outfitters support console", "Set your password here: https://support.example/console/invite/abc"];
     return tdb.prisma.mailOutbox.create({
       data: {
         tenantId: acmeId,
         to,
-        subject: "Your Acme Outfitters verification code",
-        text: "Your code for Acme Outfitters support is 123456.",
+        subject,
+        text,
         status: "queued",
-        createdAt: new Date(Date.now() - ageMs),
-      },
-    });
-  }
-  /** A staff invitation's mail left queued `ageMs` ago (admin-only: it carries a link to set a password). */
-  async function strandedInvitation(to: string, ageMs: number) {
-    return tdb.prisma.mailOutbox.create({
-      data: {
-        tenantId: acmeId,
-        to,
-        subject: "You are invited to the Acme Outfitters support console",
-        text: "Set your password here: https://support.example/console/invite/abc",
-        status: "queued",
-        adminOnly: true,
+        adminOnly: kind === "invitation",
         createdAt: new Date(Date.now() - ageMs),
       },
     });
@@ -257,8 +251,8 @@ describe("mail a stopped process left queued", () => {
   });
 
   it("a staff invitation lapses with its link (72 hours), not with a code's 10 minutes: one an hour old is sent", async () => {
-    const hourOld = await strandedInvitation("theo@acme.test", 60 * 60_000);
-    const lapsed = await strandedInvitation("una@acme.test", 73 * 3_600_000);
+    const hourOld = await stranded("theo@acme.test", 60 * 60_000, "invitation");
+    const lapsed = await stranded("una@acme.test", 73 * 3_600_000, "invitation");
     // A worker's pass (its sweep given both lives), then another worker's sweep: nothing is left for it.
     const pass = await runAfterCommitOnce({ db: tdb.prisma, workerId: "sweeper-invitations" } as unknown as RuntimeDeps);
     expect(pass.strandedMail).toBe(2); // one sent, one lapsed

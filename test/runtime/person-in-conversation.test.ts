@@ -2,6 +2,7 @@
 // conversation reaches the agent, and a reply their takeover held back is never counted as the agent's answer.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness } from "../runtime-harness";
+import type { HookSlot } from "../hook-after";
 import { resumeRun } from "@/lib/runtime/resume";
 import { handBackConversation, replyAsStaff, takeOverConversation } from "@/lib/conversations/takeover";
 import { receiveCustomerMessage } from "@/lib/conversations/intake";
@@ -10,19 +11,11 @@ import { runReview } from "@/lib/console/runs";
 import { resolvePeriod, shopMetrics } from "@/lib/console/metrics";
 
 // The read that finds a person's words alone waiting, with a hook that runs right after it (see the race below).
-const afterQueuedRead = vi.hoisted(() => ({ hook: null as null | (() => Promise<void>) }));
+const afterQueuedRead = vi.hoisted((): HookSlot => ({ hook: null }));
 vi.mock("@/lib/store/transcript", async (importOriginal) => {
   const real = await importOriginal<typeof import("@/lib/store/transcript")>();
-  return {
-    ...real,
-    queuedIsStaffOnly: async (...args: Parameters<typeof real.queuedIsStaffOnly>) => {
-      const staffOnly = await real.queuedIsStaffOnly(...args);
-      const hook = afterQueuedRead.hook;
-      afterQueuedRead.hook = null;
-      await hook?.();
-      return staffOnly;
-    },
-  };
+  const { hookAfter } = await import("../hook-after");
+  return { ...real, queuedIsStaffOnly: hookAfter(real.queuedIsStaffOnly, afterQueuedRead) };
 });
 
 let h: Harness | null = null;

@@ -4,6 +4,7 @@
 // of asking the model again in a tight loop.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness, roundTripsDuring } from "../runtime-harness";
+import type { HookSlot } from "../hook-after";
 import { captureLogLines } from "../log-lines";
 import { openConversation, receiveCustomerMessage } from "@/lib/conversations/intake";
 import { runWorker, runWorkerOnce } from "@/lib/runtime/worker";
@@ -15,19 +16,11 @@ import type { ModelClient } from "@/lib/model/types";
 import { refuseWrites } from "../refused-writes";
 
 // What the worker reads to decide how long to sleep, with a hook that runs right after the read (see the wake-up test).
-const afterDueRead = vi.hoisted(() => ({ hook: null as null | (() => Promise<void>) }));
+const afterDueRead = vi.hoisted((): HookSlot => ({ hook: null }));
 vi.mock("@/lib/store/runs", async (importOriginal) => {
   const real = await importOriginal<typeof import("@/lib/store/runs")>();
-  return {
-    ...real,
-    nextDueAt: async (...args: Parameters<typeof real.nextDueAt>) => {
-      const at = await real.nextDueAt(...args);
-      const hook = afterDueRead.hook;
-      afterDueRead.hook = null;
-      await hook?.();
-      return at;
-    },
-  };
+  const { hookAfter } = await import("../hook-after");
+  return { ...real, nextDueAt: hookAfter(real.nextDueAt, afterDueRead) };
 });
 
 // The transcript's read, made to fail once when a test asks (see the claimed-run test).

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { stopListeners } from "@/lib/db/listener";
 import { listenerGeneration } from "@/lib/live/hub";
+import type { HookSlot } from "../hook-after";
 import { afterCallbacks, frameReader, runAfterCallbacks, views, type WidgetRoutes, widgetRoutes } from "../widget-routes";
 
 vi.mock("next/server", async (original) => ({
@@ -10,19 +11,11 @@ vi.mock("next/server", async (original) => ({
 
 // The customer's view as read, with a hook the test arms to run once right after the next read: a commit between a
 // stream's read and its first wait.
-const afterViewRead = vi.hoisted(() => ({ hook: null as null | (() => Promise<void>) }));
+const afterViewRead = vi.hoisted((): HookSlot => ({ hook: null }));
 vi.mock("@/lib/conversations/view", async (original) => {
   const real = await original<typeof import("@/lib/conversations/view")>();
-  return {
-    ...real,
-    readCustomerView: async (...args: Parameters<typeof real.readCustomerView>) => {
-      const read = await real.readCustomerView(...args);
-      const hook = afterViewRead.hook;
-      afterViewRead.hook = null;
-      await hook?.();
-      return read;
-    },
-  };
+  const { hookAfter } = await import("../hook-after");
+  return { ...real, readCustomerView: hookAfter(real.readCustomerView, afterViewRead) };
 });
 
 // The widget's events route hands each wait the listener's generation as the stream's last read began
