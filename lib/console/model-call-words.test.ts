@@ -19,6 +19,11 @@ describe("what a model request carried, in words", () => {
       "the summary of #200 and before, then messages #201–#240",
     );
   });
+  it("a summary that covers every message (nothing after the cut to carry verbatim)", () => {
+    expect(carriedInWords(call({ throughSeq: 240, contextFromSeq: null, contextSummaryId: "sum_2" }))).toBe(
+      "the summary of every message through #240",
+    );
+  });
   it("a specialist's request carries its own messages, not the transcript", () => {
     expect(carriedInWords(call({ scope: "returns" }))).toBe("the specialist's own brief and work");
   });

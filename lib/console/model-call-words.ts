@@ -13,7 +13,8 @@ export interface ModelCallContext {
 export function carriedInWords(m: ModelCallContext): string {
   if (m.error !== null) return "not recorded (the request failed)";
   if (m.scope !== null) return "the specialist's own brief and work";
-  if (m.contextFromSeq === null) return `every message through #${m.throughSeq}`;
+  if (m.contextFromSeq === null)
+    return m.contextSummaryId ? `the summary of every message through #${m.throughSeq}` : `every message through #${m.throughSeq}`;
   const verbatim = `messages #${m.contextFromSeq}–#${m.throughSeq}`;
   return m.contextSummaryId ? `the summary of #${m.contextFromSeq - 1} and before, then ${verbatim}` : verbatim;
 }
