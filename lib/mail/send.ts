@@ -98,11 +98,11 @@ export const STRANDED_AFTER_MS = 60_000;
 
 /**
  * Sends the mail a process queued and never sent (it died between its commit and the send): up to `limit` mails,
- * oldest first (`more`: the limit was reached), each at most once more — `deliverMail` records sent or failed either way. A mail older than
- * `lapseAfterMs` (a staff invitation, admin-only: `invitationLapseAfterMs`, its link's life) is not sent: it is
- * recorded failed and its body (a one-time code, a link) emptied, for what it carried has lapsed and the customer asks
- * again (the admin sends a new link). Any number of workers may sweep at once: a mail is sent by whichever locks its
- * row (FOR UPDATE SKIP LOCKED), the others pass it by.
+ * oldest first (`more`: the limit was reached), each at most once more — `deliverMail` records sent or failed either
+ * way. A mail older than `lapseAfterMs` (a staff invitation, admin-only: `invitationLapseAfterMs`, its link's life)
+ * is not sent: it is recorded failed and its body (a one-time code, a link) emptied, for what it carried has lapsed
+ * and the customer asks again (the admin sends a new link). Any number of workers may sweep at once: a mail is sent
+ * by whichever locks its row (FOR UPDATE SKIP LOCKED), the others pass it by.
  */
 export async function sendStrandedMail(
   client: object,
