@@ -19,8 +19,11 @@ export function carriedInWords(m: ModelCallContext): string {
   return m.contextSummaryId ? `the summary of #${m.contextFromSeq - 1} and before, then ${verbatim}` : verbatim;
 }
 
+/** A cost in USD micro-dollars as the run page shows it (the run's and each request's): "$0.0028". */
+export const costInWords = (micros: number): string => `$${(micros / 1_000_000).toFixed(4)}`;
+
 /** A request's counted size and its cost, as the page's table shows them. */
 export function requestSizeInWords(m: { requestTokens: number | null; costMicros: number }): string {
   const size = m.requestTokens === null ? "not counted" : `${m.requestTokens.toLocaleString("en-US")} tokens`;
-  return `${size} · $${(m.costMicros / 1_000_000).toFixed(4)}`;
+  return `${size} · ${costInWords(m.costMicros)}`;
 }

@@ -14,7 +14,7 @@ import { getPrisma } from "@/lib/db/client";
 import { describeToolCall } from "@/lib/console/agent-tried";
 import { LocalTime } from "@/components/ui/local-time";
 import { decisionInWords } from "@/lib/console/decision-words";
-import { carriedInWords, requestSizeInWords } from "@/lib/console/model-call-words";
+import { carriedInWords, costInWords, requestSizeInWords } from "@/lib/console/model-call-words";
 import { orNotFound } from "@/lib/console/page-data";
 import { type RunReview, runReview } from "@/lib/console/runs";
 import { formatDuration } from "@/lib/console/sla";
@@ -58,7 +58,7 @@ function Summary({ d }: { d: RunReview }) {
     ["Versions", `policy v${r.policyVersion} · prompt ${r.promptVersion} · tools ${r.toolsVersion}`],
     ["Turns", `${r.turnsUsed} of ${r.maxTurns}`],
     ["Tokens", `${r.inputTokens} in / ${r.outputTokens} out (budget ${r.tokenBudget})`],
-    ["Cost", `$${(r.costMicros / 1_000_000).toFixed(4)}`],
+    ["Cost", costInWords(r.costMicros)],
     ["Active time", formatDuration(r.activeMs)],
     ["Started", <LocalTime key="s" at={r.startedAt} />],
     ["Ended", r.endedAt ? <LocalTime key="e" at={r.endedAt} /> : "—"],
