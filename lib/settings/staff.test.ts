@@ -4,7 +4,8 @@ import { createOperationFactory } from "@/lib/actions/core";
 import { verifyStaffCredentials } from "@/lib/auth/credentials";
 import { demoMailbox } from "@/lib/mail/mailbox";
 import { createTestDatabase, type TestDatabase } from "@/test/db";
-import { acceptInvite, INVITE_TTL_HOURS, inviteByToken, inviteStaff, listStaff, resendInvite, setStaffActive, updateStaff } from "./staff";
+import { INVITE_TTL_HOURS } from "@/lib/auth/invitations";
+import { acceptInvite, inviteByToken, inviteStaff, listStaff, resendInvite, setStaffActive, updateStaff } from "./staff";
 
 let db: TestDatabase;
 let acme: string;

@@ -21,7 +21,6 @@ import { requireAdmin, type SettingsActor } from "./admin";
 
 export const STAFF_ROLES = ["reviewer", "supervisor", "admin"] as const;
 export type StaffRole = (typeof STAFF_ROLES)[number];
-export { INVITE_TTL_HOURS };
 export const PASSWORD_MIN_LENGTH = 10;
 const BCRYPT_COST = 10; // as the demo seed hashes
 
