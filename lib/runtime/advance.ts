@@ -258,10 +258,7 @@ async function deliverQueued(runtime: RuntimeDeps, state: RunState): Promise<Ste
   );
   if (row?.seq == null) {
     // Nothing queued after all (delivered meanwhile): the run has nothing to answer.
-    const w2 = new StepWrite(state);
-    const { followUpRunId } = endRun(w2, "COMPLETED", "nothing to answer");
-    const ended = await w2.run<{ followUp: boolean }>(storeOf(runtime.db), sql`conv."followUp" FROM conv`);
-    return { kind: "ended", phase: "COMPLETED", followUpRunId: ended?.followUp ? followUpRunId : null };
+    return completeWith(runtime, new StepWrite(state), "nothing to answer");
   }
   extendTranscript(state, { seq: row.seq, role: "user", content: row.content, author: "HARNESS", runId: state.ref.id });
   return { kind: "next" };
@@ -277,7 +274,12 @@ async function deliverStaffWords(runtime: RuntimeDeps, state: RunState): Promise
   const w = new StepWrite(state);
   const queued = w.takeQueued(undefined, true, true);
   w.message({ role: "user", author: "HARNESS", content: withQueuedText([], queued) });
-  const { followUpRunId } = endRun(w, "COMPLETED", "a person's words delivered; nothing from the customer to answer");
+  return completeWith(runtime, w, "a person's words delivered; nothing from the customer to answer");
+}
+
+/** Ends the run COMPLETED with the step `w` (and nothing for the model to answer); a follow-up run may take over. */
+async function completeWith(runtime: RuntimeDeps, w: StepWrite, outcome: string): Promise<StepOutcome> {
+  const { followUpRunId } = endRun(w, "COMPLETED", outcome);
   const row = await w.run<{ followUp: boolean }>(storeOf(runtime.db), sql`conv."followUp" FROM conv`);
   return { kind: "ended", phase: "COMPLETED", followUpRunId: row?.followUp ? followUpRunId : null };
 }
